@@ -1,0 +1,56 @@
+// Everything that steers one sort, independent of how the caller spelled it (CLI or library).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusort/record_format.hpp"
+
+namespace gpusort {
+
+/// Which run sorter forms the sorted runs.
+enum class algorithm : std::uint8_t {
+  automatic,  ///< the GPU (CUB Onesweep) when a device is used, else the CPU radix sort
+  onesweep,   ///< CUB DeviceRadixSort on the GPU
+  cpu,        ///< parallel radix sort on the host
+};
+
+/// Which GPUs may be used.
+struct device_selection {
+  enum class mode : std::uint8_t { automatic, none, list } how = mode::automatic;
+  std::vector<int> ids;  ///< device ids when `how == list`
+};
+
+/// How `--stats` reports per-stage figures.
+enum class stats_format : std::uint8_t { none, text, json };
+
+struct sort_options {
+  record_format format{};
+  bool descending = false;  ///< -r: largest key first
+  bool stable = false;      ///< -s: equal keys keep their input order (always true today)
+
+  /// Host memory budget in bytes; 0 means the default (half of the physical memory).
+  std::uint64_t buffer_bytes = 0;
+  /// Where spilled runs go; empty means $TMPDIR, else /tmp.
+  std::string temp_dir;
+  /// Threads for CPU work; 0 means all hardware threads.
+  unsigned threads = 0;
+
+  device_selection devices{};
+  algorithm algo = algorithm::automatic;
+  /// Device memory budget in bytes; 0 means most of the free device memory.
+  std::uint64_t gpu_memory_bytes = 0;
+
+  /// Request fsync of the output before the rename.
+  bool fsync = false;
+
+  stats_format stats = stats_format::none;
+  /// When non-empty, a Chrome trace-event JSON file of every stage is written there.
+  std::string trace_path;
+  /// One-line notices (backend chosen, plan) on stderr.
+  bool verbose = false;
+};
+
+}  // namespace gpusort

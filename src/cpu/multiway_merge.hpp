@@ -1,0 +1,41 @@
+// Parallel multiway merge of sorted runs (TBB): the output is cut into independent ranges by
+// multi-sequence selection and each range is merged by its own task with a loser tree.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gpusort/record_format.hpp"
+
+namespace gpusort::cpu {
+
+/// A sorted run of `count` records in host memory.
+struct run_view {
+  const std::byte* data = nullptr;
+  std::uint64_t count = 0;
+};
+
+/**
+ * Multi-sequence selection: the per-run cut for output rank `rank`.
+ * - Returns cuts with cuts[j] <= runs[j].count and sum(cuts) == rank, such that every record
+ *   before a cut orders before (or equal to) every record after any cut.
+ * - Equal keys are taken from lower-numbered runs first, so a merge that respects the cuts is
+ *   stable when runs are numbered in input order.
+ */
+[[nodiscard]] std::vector<std::uint64_t> select_cuts(std::span<const run_view> runs,
+                                                     std::uint64_t rank,
+                                                     const record_format& format,
+                                                     bool descending);
+
+/**
+ * Writes output ranks [rank_begin, rank_end) of the merge of `runs` to `dst`
+ * ((rank_end - rank_begin) * record_size bytes), in parallel, stably (see select_cuts).
+ * - `dst` must not overlap any run.
+ */
+void merge_ranks(std::span<const run_view> runs, std::uint64_t rank_begin,
+                 std::uint64_t rank_end, std::byte* dst, const record_format& format,
+                 bool descending);
+
+}  // namespace gpusort::cpu

@@ -1,0 +1,93 @@
+// Concatenated inputs: regular files by offset (parallel requests), streams sequentially.
+#include "io/input_source.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "gpusort/error.hpp"
+
+namespace gpusort::io {
+namespace {
+
+std::string record_size_error(const std::string& name, std::uint64_t size, std::uint32_t record) {
+  return "input size not a multiple of the record size: " + name + ": " + std::to_string(size) +
+         " bytes is not a multiple of " + std::to_string(record) + "-byte records";
+}
+
+}  // namespace
+
+input_source::input_source(const std::vector<std::string>& paths, std::uint32_t record_size)
+    : record_size_(record_size) {
+  GPUSORT_EXPECTS(!paths.empty(), "no input");
+  std::uint64_t total = 0;
+  bool all_regular = true;
+  int stdin_uses = 0;
+  for (const std::string& path : paths) {
+    input in;
+    if (path == "-") {
+      GPUSORT_EXPECTS(++stdin_uses == 1, "standard input named more than once");
+      in.fd = file_descriptor::borrow(STDIN_FILENO, "standard input");
+    } else {
+      in.fd = file_descriptor::open(path, O_RDONLY);
+    }
+    in.regular = in.fd.is_regular();
+    if (in.regular) {
+      in.size = in.fd.size();
+      if (path == "-") {
+        // stdin redirected from a file: read from its current position.
+        const off_t pos = ::lseek(STDIN_FILENO, 0, SEEK_CUR);
+        if (pos > 0) {
+          in.consumed = static_cast<std::uint64_t>(pos);
+          in.size = in.size > in.consumed ? in.size : in.consumed;
+        }
+      }
+      const std::uint64_t bytes = in.size - in.consumed;
+      GPUSORT_EXPECTS(bytes % record_size_ == 0,
+                      record_size_error(in.fd.path(), bytes, record_size_));
+      total += bytes;
+    } else {
+      all_regular = false;
+    }
+    inputs_.push_back(std::move(in));
+  }
+  if (all_regular) known_size_ = total;
+}
+
+std::string input_source::describe() const {
+  std::string s;
+  for (const input& in : inputs_) {
+    if (!s.empty()) s += ", ";
+    s += in.fd.path();
+  }
+  return s;
+}
+
+std::size_t input_source::read(std::span<std::byte> dst, uring& ring,
+                               const transfer_config& config) {
+  std::size_t filled = 0;
+  while (filled < dst.size() && current_ < inputs_.size()) {
+    input& in = inputs_[current_];
+    const std::span<std::byte> rest = dst.subspan(filled);
+    if (in.regular) {
+      const std::uint64_t left = in.size - in.consumed;
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, rest.size()));
+      if (n > 0) ring.read_exact(in.fd, in.consumed, rest.first(n), config);
+      in.consumed += n;
+      filled += n;
+      if (in.consumed == in.size) ++current_;
+    } else {
+      const std::size_t n = ring.read_stream(in.fd, rest);
+      in.consumed += n;
+      filled += n;
+      if (n < rest.size()) {  // the stream ended
+        GPUSORT_EXPECTS(in.consumed % record_size_ == 0,
+                        record_size_error(in.fd.path(), in.consumed, record_size_));
+        ++current_;
+      }
+    }
+  }
+  position_ += filled;
+  return filled;
+}
+
+}  // namespace gpusort::io

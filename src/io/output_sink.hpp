@@ -1,0 +1,48 @@
+// Where sorted bytes go: a mapped, preallocated file, or io_uring writes (files and pipes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "io/output_file.hpp"
+
+namespace gpusort::io {
+
+/// How output bytes reach the file.
+enum class write_method : std::uint8_t {
+  automatic,  ///< mmap for regular files where fallocate works, else uring
+  mmap,       ///< fallocate + shared mapping + parallel stores (fastest into the page cache)
+  uring,      ///< io_uring writes from staging buffers (the only way into a pipe)
+};
+
+/// Parses "auto", "mmap" or "uring"; throws gpusort::error otherwise.
+write_method parse_write_method(std::string_view name);
+
+/**
+ * The producer side of the output.
+ * - A producer either fills windows in place (acquire, fill, commit) or hands over finished
+ *   memory (write). Windows are at most max_window() bytes.
+ * - Stream outputs take windows and writes in increasing, contiguous offset order; file
+ *   outputs take any order, and acquire/commit may be called from several threads.
+ * - finish() waits for every byte and rethrows the first write error.
+ */
+class output_sink {
+ public:
+  virtual ~output_sink() = default;
+  [[nodiscard]] virtual std::size_t max_window() const = 0;
+  [[nodiscard]] virtual std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) = 0;
+  virtual void commit(std::uint64_t offset, std::span<std::byte> window) = 0;
+  virtual void write(std::uint64_t offset, std::span<const std::byte> data) = 0;
+  virtual void finish() = 0;
+  [[nodiscard]] virtual const char* name() const = 0;
+};
+
+/// Sink for `total_bytes` of output into `out`. Throws gpusort::error (e.g. ENOSPC from
+/// fallocate, reported with the path before any byte is written).
+std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
+                                              write_method method);
+
+}  // namespace gpusort::io
