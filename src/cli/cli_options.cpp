@@ -1,1 +1,200 @@
-// (being written)
+// Boost.Program_options description of every flag, and its translation into sort_options.
+#include "cli/cli_options.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <charconv>
+#include <sstream>
+
+#include "core/parse_size.hpp"
+#include "gpusort/error.hpp"
+#include "gpusort/record_format.hpp"
+
+namespace po = boost::program_options;
+
+namespace gpusort::cli {
+namespace {
+
+constexpr const char* usage_line =
+    "Usage: gpusort [OPTION]... [INPUT]... [OUTPUT]\n"
+    "Sort binary files of fixed-size records by a key field, on the GPU when there is one.\n"
+    "\n"
+    "With -o, every operand is an input. Without it, two operands are INPUT OUTPUT, one is\n"
+    "INPUT (output to stdout), none reads stdin. '-' names stdin or stdout. Several inputs are\n"
+    "concatenated. The output is replaced atomically; it may be one of the inputs.\n";
+
+constexpr const char* examples =
+    "\nExamples:\n"
+    "  gpusort keys.bin sorted.bin                 8-byte unsigned keys (the default)\n"
+    "  gpusort -t f64 -r data.bin -o sorted.bin    doubles, largest first\n"
+    "  gpusort -t i32 --record-size 16 --key-offset 4 recs.bin out.bin\n"
+    "  gpusort --format gensort part-*.bin -o all.bin\n"
+    "  producer | gpusort -t u32 - - | consumer\n"
+    "  gpusort -S 4G -T /scratch big.bin big.bin   sort in place within 4 GiB of memory\n"
+    "\nExit status: 0 on success, 2 on trouble (the message names the file and the cause).\n";
+
+po::options_description visible_options() {
+  po::options_description format_opts("Record format");
+  format_opts.add_options()
+      ("type,t", po::value<std::string>()->value_name("TYPE"),
+       "key type: u32 u64 i32 i64 f32 f64 (little-endian; floats in IEEE totalOrder) or "
+       "bytes:N (unsigned byte string); default u64")
+      ("record-size", po::value<std::uint32_t>()->value_name("BYTES"),
+       "bytes per record (default: the key size)")
+      ("key-offset", po::value<std::uint32_t>()->value_name("BYTES"),
+       "offset of the key inside each record (default 0)")
+      ("format", po::value<std::string>()->value_name("NAME"),
+       "preset: u32 u64 i32 i64 f32 f64 (key-only), kv64 (u64 key + u64 value), gensort "
+       "(100-byte records, 10-byte key); -t/--record-size/--key-offset refine it");
+
+  po::options_description order_opts("Ordering");
+  order_opts.add_options()
+      ("reverse,r", po::bool_switch(), "largest key first")
+      ("stable,s", po::bool_switch(),
+       "keep records with equal keys in input order (gpusort always does; accepted for "
+       "GNU sort compatibility)");
+
+  po::options_description resource_opts("Resources");
+  resource_opts.add_options()
+      ("buffer-size,S", po::value<std::string>()->value_name("SIZE"),
+       "host memory budget, e.g. 512M, 8G or 50% (of physical memory; the default is 50%)")
+      ("temporary-directory,T", po::value<std::string>()->value_name("DIR"),
+       "directory for runs spilled to disk (default $TMPDIR or /tmp)")
+      ("parallel", po::value<unsigned>()->value_name("N"),
+       "use at most N threads for CPU work (default: all)")
+      ("devices", po::value<std::string>()->value_name("LIST"),
+       "GPUs to use: auto (default: a GPU when one is present), none (CPU only), or a "
+       "device id")
+      ("algorithm", po::value<std::string>()->value_name("NAME"),
+       "run sorter: auto (default), onesweep (CUB on the GPU), cpu (host radix sort)")
+      ("gpu-memory", po::value<std::string>()->value_name("SIZE"),
+       "device memory budget, e.g. 4G (default: most of the free memory)");
+
+  po::options_description output_opts("Output and reporting");
+  output_opts.add_options()
+      ("output,o", po::value<std::string>()->value_name("FILE"),
+       "write the result to FILE instead of the last operand")
+      ("fsync", po::bool_switch(), "fsync the output before renaming it into place")
+      ("stats", po::value<std::string>()->implicit_value("text")->value_name("json"),
+       "print per-stage times, bytes and rates on stderr (--stats=json for JSON)")
+      ("trace", po::value<std::string>()->value_name("FILE"),
+       "write a Chrome trace-event JSON of every stage to FILE (open it in Perfetto)")
+      ("verbose,v", po::bool_switch(), "print the plan and the backend chosen on stderr")
+      ("help,h", po::bool_switch(), "show this help and exit")
+      ("version", po::bool_switch(), "show the version and exit");
+
+  po::options_description all;
+  all.add(format_opts).add(order_opts).add(resource_opts).add(output_opts);
+  return all;
+}
+
+device_selection parse_devices(const std::string& text) {
+  device_selection sel;
+  if (text == "auto") return sel;
+  if (text == "none") {
+    sel.how = device_selection::mode::none;
+    return sel;
+  }
+  sel.how = device_selection::mode::list;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    int id = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
+    GPUSORT_EXPECTS(ec == std::errc{} && end == item.data() + item.size() && id >= 0,
+                    "invalid --devices '" + text + "' (expected auto, none or device ids)");
+    sel.ids.push_back(id);
+  }
+  GPUSORT_EXPECTS(!sel.ids.empty(), "invalid --devices '" + text + "'");
+  return sel;
+}
+
+algorithm parse_algorithm(const std::string& text) {
+  if (text == "auto") return algorithm::automatic;
+  if (text == "onesweep") return algorithm::onesweep;
+  if (text == "cpu") return algorithm::cpu;
+  throw_error("unknown --algorithm '" + text + "' (expected auto, onesweep or cpu)");
+}
+
+}  // namespace
+
+std::string help_text() {
+  std::ostringstream out;
+  out << usage_line << "\n" << visible_options() << examples;
+  return out.str();
+}
+
+request parse_command_line(int argc, const char* const* argv) {
+  po::options_description all = visible_options();
+  po::options_description hidden;
+  hidden.add_options()("operand", po::value<std::vector<std::string>>());
+  all.add(hidden);
+  po::positional_options_description positional;
+  positional.add("operand", -1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv)
+                  .options(all)
+                  .positional(positional)
+                  .style(po::command_line_style::unix_style)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw_error(e.what());
+  }
+
+  request req;
+  req.help = vm["help"].as<bool>();
+  req.version = vm["version"].as<bool>();
+  if (req.help || req.version) return req;
+
+  sort_options& o = req.options;
+  if (vm.count("format")) o.format = format_preset(vm["format"].as<std::string>());
+  if (vm.count("type")) set_key_type(o.format, vm["type"].as<std::string>());
+  if (vm.count("record-size")) o.format.record_size = vm["record-size"].as<std::uint32_t>();
+  if (vm.count("key-offset")) o.format.key_offset = vm["key-offset"].as<std::uint32_t>();
+  o.format.validate();
+  o.descending = vm["reverse"].as<bool>();
+  o.stable = vm["stable"].as<bool>();
+  if (vm.count("buffer-size"))
+    o.buffer_bytes = parse_size(vm["buffer-size"].as<std::string>(), physical_memory_bytes(),
+                                "--buffer-size");
+  if (vm.count("buffer-size")) GPUSORT_EXPECTS(o.buffer_bytes > 0, "--buffer-size must be positive");
+  if (vm.count("temporary-directory")) o.temp_dir = vm["temporary-directory"].as<std::string>();
+  if (vm.count("parallel")) {
+    o.threads = vm["parallel"].as<unsigned>();
+    GPUSORT_EXPECTS(o.threads > 0, "--parallel must be at least 1");
+  }
+  if (vm.count("devices")) o.devices = parse_devices(vm["devices"].as<std::string>());
+  if (vm.count("algorithm")) o.algo = parse_algorithm(vm["algorithm"].as<std::string>());
+  if (vm.count("gpu-memory"))
+    o.gpu_memory_bytes = parse_size(vm["gpu-memory"].as<std::string>(), 0, "--gpu-memory");
+  o.fsync = vm["fsync"].as<bool>();
+  if (vm.count("stats")) {
+    const std::string s = vm["stats"].as<std::string>();
+    GPUSORT_EXPECTS(s == "text" || s == "json", "invalid --stats=" + s + " (expected json)");
+    o.stats = s == "json" ? stats_format::json : stats_format::text;
+  }
+  if (vm.count("trace")) o.trace_path = vm["trace"].as<std::string>();
+  o.verbose = vm["verbose"].as<bool>();
+
+  std::vector<std::string> operands;
+  if (vm.count("operand")) operands = vm["operand"].as<std::vector<std::string>>();
+  if (vm.count("output")) {
+    req.output = vm["output"].as<std::string>();
+    req.inputs = operands.empty() ? std::vector<std::string>{"-"} : operands;
+  } else if (operands.size() <= 1) {
+    req.inputs = operands.empty() ? std::vector<std::string>{"-"} : operands;
+    req.output = "-";
+  } else if (operands.size() == 2) {
+    req.inputs = {operands[0]};
+    req.output = operands[1];
+  } else {
+    throw_error("more than two operands: name the output with -o FILE");
+  }
+  return req;
+}
+
+}  // namespace gpusort::cli

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/parallel_copy.hpp"
+#include "core/trace.hpp"
 #include "gpusort/error.hpp"
 #include "io/uring.hpp"
 
@@ -31,8 +32,10 @@ const std::uint64_t page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZ
 /// thread that fills it, so page-table population runs in parallel too.
 class mapped_sink final : public output_sink {
  public:
-  mapped_sink(output_file& out, std::uint64_t total) : out_(out), total_(total) {
+  mapped_sink(output_file& out, std::uint64_t total, trace_recorder* trace)
+      : out_(out), total_(total), trace_(trace) {
     if (total_ == 0) return;
+    trace_recorder::scope timer(trace_, "write");
     const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(total_));
     if (ret != 0) throw_error("cannot allocate " + std::to_string(total_) + " bytes for " +
                                   out_.target(), ret);
@@ -43,6 +46,7 @@ class mapped_sink final : public output_sink {
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
     GPUSORT_EXPECTS(offset + len <= total_, "output window past the end of " + out_.target());
     if (len == 0) return {};
+    trace_recorder::scope timer(trace_, "write", len);
     const std::uint64_t base = offset / page_size * page_size;
     const std::size_t map_len = static_cast<std::size_t>(offset + len - base);
     void* p = ::mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
@@ -53,6 +57,7 @@ class mapped_sink final : public output_sink {
 
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
     if (window.empty()) return;
+    trace_recorder::scope timer(trace_, "write");
     const std::uint64_t base = offset / page_size * page_size;
     std::byte* p = window.data() - (offset - base);
     if (::munmap(p, static_cast<std::size_t>(offset + window.size() - base)) != 0)
@@ -66,7 +71,10 @@ class mapped_sink final : public output_sink {
       const std::size_t begin = i * window;
       const std::size_t len = std::min(window, data.size() - begin);
       std::span<std::byte> dst = acquire(offset + begin, len);
-      std::memcpy(dst.data(), data.data() + begin, len);
+      {
+        trace_recorder::scope timer(trace_, "write");
+        std::memcpy(dst.data(), data.data() + begin, len);
+      }
       commit(offset + begin, dst);
     });
   }
@@ -77,12 +85,14 @@ class mapped_sink final : public output_sink {
  private:
   output_file& out_;
   std::uint64_t total_;
+  trace_recorder* trace_;
 };
 
 /// Staging buffers written by a writer thread with io_uring; the only sink for pipes.
 class uring_sink final : public output_sink {
  public:
-  uring_sink(output_file& out, std::uint64_t total) : out_(out), total_(total) {
+  uring_sink(output_file& out, std::uint64_t total, trace_recorder* trace)
+      : out_(out), total_(total), trace_(trace) {
     if (!out_.is_stream() && total_ > 0) {
       // Preallocation makes buffered writes faster (no block allocation on the write path);
       // a filesystem without it still works.
@@ -177,6 +187,7 @@ class uring_sink final : public output_sink {
         busy_ = true;
       }
       try {
+        trace_recorder::scope timer(trace_, "write", j.data.size());
         if (!error_) {
           if (out_.is_stream()) {
             GPUSORT_EXPECTS(j.offset == stream_pos_, "out-of-order write to " + out_.target());
@@ -201,6 +212,7 @@ class uring_sink final : public output_sink {
 
   output_file& out_;
   std::uint64_t total_;
+  trace_recorder* trace_;
   std::uint64_t stream_pos_ = 0;
   std::vector<std::byte*> buffers_;
   std::mutex mutex_;
@@ -229,14 +241,14 @@ write_method parse_write_method(std::string_view name) {
 }
 
 std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
-                                              write_method method) {
+                                              write_method method, trace_recorder* trace) {
   if (method == write_method::automatic)
     method = (!out.is_stream() && fallocate_works(out)) ? write_method::mmap : write_method::uring;
   if (method == write_method::mmap) {
     GPUSORT_EXPECTS(!out.is_stream(), "cannot map " + out.target() + ": it is not a regular file");
-    return std::make_unique<mapped_sink>(out, total_bytes);
+    return std::make_unique<mapped_sink>(out, total_bytes, trace);
   }
-  return std::make_unique<uring_sink>(out, total_bytes);
+  return std::make_unique<uring_sink>(out, total_bytes, trace);
 }
 
 }  // namespace gpusort::io

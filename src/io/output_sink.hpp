@@ -9,6 +9,10 @@
 
 #include "io/output_file.hpp"
 
+namespace gpusort {
+class trace_recorder;
+}
+
 namespace gpusort::io {
 
 /// How output bytes reach the file.
@@ -40,9 +44,11 @@ class output_sink {
   [[nodiscard]] virtual const char* name() const = 0;
 };
 
-/// Sink for `total_bytes` of output into `out`. Throws gpusort::error (e.g. ENOSPC from
-/// fallocate, reported with the path before any byte is written).
+/// Sink for `total_bytes` of output into `out`; time spent writing is recorded on the "write"
+/// track of `trace` when given. Throws gpusort::error (e.g. ENOSPC from fallocate, reported
+/// with the path before any byte is written).
 std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
-                                              write_method method);
+                                              write_method method,
+                                              trace_recorder* trace = nullptr);
 
 }  // namespace gpusort::io

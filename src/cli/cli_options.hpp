@@ -1,0 +1,25 @@
+// The gpusort command line: flags (GNU sort's where it has one) into a sort request.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpusort/options.hpp"
+
+namespace gpusort::cli {
+
+struct request {
+  std::vector<std::string> inputs;  ///< "-" is stdin
+  std::string output;               ///< "-" is stdout
+  sort_options options;
+  bool help = false;
+  bool version = false;
+};
+
+/// Parses argv. Throws gpusort::error with a one-line reason on bad usage.
+[[nodiscard]] request parse_command_line(int argc, const char* const* argv);
+
+/// The --help text.
+[[nodiscard]] std::string help_text();
+
+}  // namespace gpusort::cli

@@ -1,0 +1,53 @@
+// Anonymous mappings for chunk, scratch and run memory.
+#include "core/host_buffer.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <tbb/parallel_for.h>
+
+#include <utility>
+
+#include "gpusort/error.hpp"
+
+namespace gpusort {
+
+host_buffer::host_buffer(std::size_t bytes, bool prefault) : size_(bytes) {
+  if (bytes == 0) return;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  mapped_ = (bytes + page - 1) / page * page;
+  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw out_of_memory("cannot allocate " + std::to_string(bytes) +
+                                               " bytes of host memory", bytes);
+  // Huge pages cut the page-fault and TLB cost of streaming over gigabytes; advisory only.
+  ::madvise(p, mapped_, MADV_HUGEPAGE);
+  data_ = static_cast<std::byte*>(p);
+  if (prefault) {
+    constexpr std::size_t grain = std::size_t{2} << 20;
+    tbb::parallel_for(std::size_t{0}, (mapped_ + grain - 1) / grain, [&](std::size_t b) {
+      const std::size_t end = std::min(mapped_, (b + 1) * grain);
+      for (std::size_t i = b * grain; i < end; i += page) data_[i] = std::byte{0};
+    });
+  }
+}
+
+host_buffer::~host_buffer() {
+  if (data_ != nullptr) ::munmap(data_, mapped_);
+}
+
+host_buffer::host_buffer(host_buffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapped_(std::exchange(other.mapped_, 0)) {}
+
+host_buffer& host_buffer::operator=(host_buffer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(data_, mapped_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapped_ = std::exchange(other.mapped_, 0);
+  }
+  return *this;
+}
+
+}  // namespace gpusort

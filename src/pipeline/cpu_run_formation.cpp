@@ -1,0 +1,89 @@
+// Reader thread -> CPU radix sort -> run store, with one chunk read ahead.
+#include "pipeline/cpu_run_formation.hpp"
+
+#include <thread>
+
+#include "core/host_buffer.hpp"
+#include "core/trace.hpp"
+#include "cpu/radix_sort.hpp"
+#include "io/uring.hpp"
+#include "pipeline/bounded_queue.hpp"
+
+namespace gpusort::pipeline {
+namespace {
+
+struct filled_chunk {
+  host_buffer buffer;
+  std::uint64_t records = 0;
+};
+
+/// Reads one chunk into `buffer`; returns the records read.
+std::uint64_t read_chunk(io::input_source& input, host_buffer& buffer, std::uint64_t records,
+                         std::uint32_t rec, io::uring& ring, const sort_plan& plan,
+                         trace_recorder* trace) {
+  trace_recorder::scope timer(trace, "read");
+  io::transfer_config config;
+  config.block_bytes = plan.read_block_bytes;
+  const std::size_t got =
+      input.read({buffer.data(), static_cast<std::size_t>(records * rec)}, ring, config);
+  timer.add_bytes(got);
+  return got / rec;
+}
+
+}  // namespace
+
+void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const record_format& format,
+                      bool descending, run_store& store, trace_recorder* trace) {
+  const std::uint32_t rec = format.record_size;
+  const std::uint64_t chunk = plan.chunk_records;
+  const std::uint64_t chunk_bytes = chunk * rec;
+  io::uring ring(64);
+  host_buffer scratch(static_cast<std::size_t>(cpu::sort_scratch_bytes(chunk, format)));
+
+  auto sort_and_store = [&](filled_chunk c) {
+    std::byte* sorted = nullptr;
+    {
+      trace_recorder::scope timer(trace, "sort", c.records * rec);
+      sorted = cpu::sort_records(c.buffer.data(), scratch.data(), c.records, format, descending);
+    }
+    if (sorted == scratch.data()) std::swap(c.buffer, scratch);
+    store.add(std::move(c.buffer), c.records, ring);
+    if (scratch.size() < cpu::sort_scratch_bytes(chunk, format))
+      scratch = host_buffer(static_cast<std::size_t>(cpu::sort_scratch_bytes(chunk, format)));
+  };
+
+  if (plan.single_run) {
+    filled_chunk c{host_buffer(static_cast<std::size_t>(chunk_bytes)), 0};
+    c.records = read_chunk(input, c.buffer, chunk, rec, ring, plan, trace);
+    if (c.records > 0) sort_and_store(std::move(c));
+    return;
+  }
+
+  bounded_queue<filled_chunk> filled(1);
+  std::thread reader([&] {
+    try {
+      io::uring reader_ring(64);
+      for (;;) {
+        filled_chunk c{host_buffer(static_cast<std::size_t>(chunk_bytes)), 0};
+        c.records = read_chunk(input, c.buffer, chunk, rec, reader_ring, plan, trace);
+        if (c.records == 0) break;
+        const bool last = c.records < chunk;
+        if (!filled.push(std::move(c))) return;
+        if (last) break;
+      }
+      filled.close();
+    } catch (...) {
+      filled.fail(std::current_exception());
+    }
+  });
+  try {
+    while (std::optional<filled_chunk> c = filled.pop()) sort_and_store(std::move(*c));
+  } catch (...) {
+    filled.fail(std::current_exception());
+    reader.join();
+    throw;
+  }
+  reader.join();
+}
+
+}  // namespace gpusort::pipeline

@@ -1,0 +1,29 @@
+// The merge stage: sorted runs (resident or spilled) into the output sink, in windows, with as
+// many passes as the fan-in requires.
+#pragma once
+
+#include <cstdint>
+
+#include "gpusort/record_format.hpp"
+#include "io/output_sink.hpp"
+#include "pipeline/run_store.hpp"
+#include "pipeline/sort_plan.hpp"
+
+namespace gpusort {
+class trace_recorder;
+}
+
+namespace gpusort::pipeline {
+
+/**
+ * Writes the merge of every run in `store` to `sink` (offsets from 0).
+ * - Resident runs are merged in place; spilled runs are read back in windows.
+ * - More spilled runs than plan.merge_fanin are first merged in groups into longer runs.
+ * - Stable: equal keys keep run order, runs are in input order.
+ * Returns the number of merge passes.
+ * @throw gpusort::error on I/O trouble.
+ */
+std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
+                         bool descending, const sort_plan& plan, trace_recorder* trace);
+
+}  // namespace gpusort::pipeline

@@ -1,0 +1,60 @@
+// Sorted runs waiting for the merge: in host memory while they fit the budget, else in
+// anonymous temporary files.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/host_buffer.hpp"
+#include "io/file_descriptor.hpp"
+#include "io/uring.hpp"
+
+namespace gpusort {
+class trace_recorder;
+}
+
+namespace gpusort::pipeline {
+
+/// One sorted run. Exactly one of `memory` and `file` holds its records.
+struct sorted_run {
+  std::uint64_t records = 0;
+  host_buffer memory;         ///< resident: records at memory.data()
+  io::file_descriptor file;   ///< spilled: records from offset 0
+  [[nodiscard]] bool resident() const noexcept { return !file; }
+};
+
+/**
+ * Keeps runs in input order. add() keeps a run resident while the resident total stays within
+ * `resident_limit` bytes and spills it to a temporary file in `temp_dir` otherwise.
+ * @throw gpusort::error on temporary-file trouble (ENOSPC names the directory).
+ */
+class run_store {
+ public:
+  run_store(std::uint32_t record_size, std::uint64_t resident_limit, std::string temp_dir,
+            trace_recorder* trace);
+
+  /// Takes a sorted run held in `buffer` (records at its start).
+  void add(host_buffer buffer, std::uint64_t records, io::uring& ring);
+  /// Takes a run already in a temporary file (a merge pass's output).
+  void add_file(io::file_descriptor file, std::uint64_t records);
+
+  [[nodiscard]] std::vector<sorted_run>& runs() noexcept { return runs_; }
+  [[nodiscard]] std::uint64_t total_records() const noexcept { return total_records_; }
+  [[nodiscard]] bool any_spilled() const noexcept { return spilled_; }
+  [[nodiscard]] const std::string& temp_dir() const noexcept { return temp_dir_; }
+  [[nodiscard]] std::uint32_t record_size() const noexcept { return record_size_; }
+
+ private:
+  std::uint32_t record_size_;
+  std::uint64_t resident_limit_;
+  std::uint64_t resident_bytes_ = 0;
+  std::uint64_t total_records_ = 0;
+  bool spilled_ = false;
+  std::string temp_dir_;
+  trace_recorder* trace_;
+  std::vector<sorted_run> runs_;
+};
+
+}  // namespace gpusort::pipeline
