@@ -5,8 +5,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -106,6 +109,81 @@ inline std::vector<std::byte> random_records(std::uint64_t count, const record_f
     }
     recent[i % 4] = v;
   }
+  return out;
+}
+
+/// Key of one record as a signed 128-bit-free comparable value, decoded from the definition
+/// (independent of the library's key codec): returns <0, 0, >0 like memcmp.
+inline int reference_compare(const std::byte* a, const std::byte* b, const record_format& f) {
+  const std::byte* ka = a + f.key_offset;
+  const std::byte* kb = b + f.key_offset;
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  // IEEE 754 totalOrder: sign-magnitude bits read as a two's complement integer.
+  auto total_order_64 = [](std::uint64_t bits) {
+    const auto i = static_cast<std::int64_t>(bits);
+    return i < 0 ? std::numeric_limits<std::int64_t>::min() - i - 1 + 0 : i;
+  };
+  auto total_order_32 = [](std::uint32_t bits) {
+    const auto i = static_cast<std::int32_t>(bits);
+    return i < 0 ? std::numeric_limits<std::int32_t>::min() - i - 1 + 0 : i;
+  };
+  switch (f.type) {
+    case key_type::u32: {
+      std::uint32_t x, y;
+      std::memcpy(&x, ka, 4);
+      std::memcpy(&y, kb, 4);
+      return cmp(x, y);
+    }
+    case key_type::i32: {
+      std::int32_t x, y;
+      std::memcpy(&x, ka, 4);
+      std::memcpy(&y, kb, 4);
+      return cmp(x, y);
+    }
+    case key_type::f32: {
+      std::uint32_t x, y;
+      std::memcpy(&x, ka, 4);
+      std::memcpy(&y, kb, 4);
+      return cmp(total_order_32(x), total_order_32(y));
+    }
+    case key_type::u64: {
+      std::uint64_t x, y;
+      std::memcpy(&x, ka, 8);
+      std::memcpy(&y, kb, 8);
+      return cmp(x, y);
+    }
+    case key_type::i64: {
+      std::int64_t x, y;
+      std::memcpy(&x, ka, 8);
+      std::memcpy(&y, kb, 8);
+      return cmp(x, y);
+    }
+    case key_type::f64: {
+      std::uint64_t x, y;
+      std::memcpy(&x, ka, 8);
+      std::memcpy(&y, kb, 8);
+      return cmp(total_order_64(x), total_order_64(y));
+    }
+    case key_type::bytes: return std::memcmp(ka, kb, f.key_size);
+  }
+  return 0;
+}
+
+/// The expected output: std::stable_sort of the records by reference_compare.
+inline std::vector<std::byte> reference_sort(const std::vector<std::byte>& records,
+                                             const record_format& f, bool descending) {
+  const std::size_t n = records.size() / f.record_size;
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+    const int c = reference_compare(records.data() + i * f.record_size,
+                                    records.data() + j * f.record_size, f);
+    return descending ? c > 0 : c < 0;
+  });
+  std::vector<std::byte> out(records.size());
+  for (std::size_t i = 0; i < n; ++i)
+    std::memcpy(out.data() + i * f.record_size, records.data() + order[i] * f.record_size,
+                f.record_size);
   return out;
 }
 

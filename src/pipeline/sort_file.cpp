@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <cstdio>
 #include <thread>
 
@@ -18,6 +19,10 @@
 #include "pipeline/merge_runs.hpp"
 #include "pipeline/run_store.hpp"
 #include "pipeline/sort_plan.hpp"
+#ifdef GPUSORT_HAVE_CUDA
+#include "gpu/run_former.hpp"
+#include "pipeline/gpu_run_formation.hpp"
+#endif
 
 namespace gpusort {
 namespace {
@@ -33,6 +38,36 @@ unsigned thread_count(const sort_options& options) {
 
 void notice(const sort_options& options, const std::string& line) {
   if (options.verbose) std::fprintf(stderr, "gpusort: %s\n", line.c_str());
+}
+
+/// The GPU to sort on, or nothing for the CPU path. Throws when a GPU was demanded and none
+/// can be used.
+std::optional<int> choose_device(const sort_options& options) {
+  const bool demanded = options.algo == algorithm::onesweep ||
+                        options.devices.how == device_selection::mode::list;
+  if (options.algo == algorithm::cpu || options.devices.how == device_selection::mode::none)
+    return std::nullopt;
+#ifdef GPUSORT_HAVE_CUDA
+  const int count = gpu::device_count();
+  if (count == 0) {
+    GPUSORT_EXPECTS(!demanded, "no usable CUDA device found (needed by --algorithm onesweep or "
+                               "--devices); use --devices none for the CPU path");
+    notice(options, "no usable CUDA device found: sorting on the CPU");
+    return std::nullopt;
+  }
+  const int id = options.devices.ids.empty() ? 0 : options.devices.ids.front();
+  GPUSORT_EXPECTS(id < count, "--devices " + std::to_string(id) + ": only " +
+                                  std::to_string(count) + " CUDA device(s) present");
+  if (options.devices.ids.size() > 1)
+    notice(options, "several devices given: this version sorts on the first, device " +
+                        std::to_string(id));
+  return id;
+#else
+  GPUSORT_EXPECTS(!demanded, "this gpusort was built without CUDA (see --version); use "
+                             "--devices none or rebuild with nvcc present");
+  notice(options, "built without CUDA: sorting on the CPU");
+  return std::nullopt;
+#endif
 }
 
 sort_stats finish_stats(const trace_recorder& trace, sort_stats stats) {
@@ -57,15 +92,45 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   arena.execute([&] {
     const record_format& format = options.format;
     const std::uint64_t budget = host_budget(options);
+    const std::optional<int> device = choose_device(options);
+    std::unique_ptr<io::output_sink> sink;
+    auto open_sink = [&](std::uint64_t total) -> io::output_sink& {
+      sink = io::make_output_sink(out, total, io::write_method::automatic, &trace);
+      return *sink;
+    };
+    // The merge's fan-in and windows follow the host budget whatever formed the runs.
     const pipeline::sort_plan plan = pipeline::make_cpu_plan(
         input.known_size(), format, budget,
         [&](std::uint64_t records) { return cpu::sort_scratch_bytes(records, format); });
-    notice(options, "sorting " + input.describe() + " (" + describe(format) + ") on the CPU; " +
-                        plan.describe(format));
+    // GPU runs need no host scratch: they stay resident while they fit the whole budget.
+    pipeline::run_store runs(format.record_size, device ? budget : plan.resident_bytes,
+                             options.temp_dir, &trace);
 
-    // Sorted runs: read chunks and radix-sort them on the host.
-    pipeline::run_store runs(format.record_size, plan.resident_bytes, options.temp_dir, &trace);
-    pipeline::form_runs_on_cpu(input, plan, format, options.descending, runs, &trace);
+    // Sorted runs: chunks sorted on the GPU, or read and radix-sorted on the host.
+    if (device) {
+#ifdef GPUSORT_HAVE_CUDA
+      pipeline::gpu_stage_config gpu_config;
+      gpu_config.device = *device;
+      gpu_config.host_budget = budget;
+      const pipeline::gpu_run_result r = pipeline::form_runs_on_gpu(
+          input, options, gpu_config, runs, open_sink, arena, &trace);
+      stats.backend = r.device_name;
+      notice(options, "sorted " + input.describe() + " (" + describe(format) + ") on " +
+                          r.device_name);
+      if (r.wrote_output) {
+        stats.records = r.records;
+        stats.input_bytes = r.records * format.record_size;
+        stats.runs = r.records > 0 ? 1 : 0;
+        if (sink == nullptr) open_sink(0);
+        sink->finish();
+        return;
+      }
+#endif
+    } else {
+      notice(options, "sorting " + input.describe() + " (" + describe(format) +
+                          ") on the CPU; " + plan.describe(format));
+      pipeline::form_runs_on_cpu(input, plan, format, options.descending, runs, &trace);
+    }
     const std::uint64_t records = runs.total_records();
     stats.records = records;
     stats.input_bytes = records * format.record_size;
@@ -73,8 +138,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     stats.spilled = runs.any_spilled();
 
     // Output: one run is written as it is; several are merged into the output.
-    std::unique_ptr<io::output_sink> sink =
-        io::make_output_sink(out, stats.input_bytes, io::write_method::automatic, &trace);
+    open_sink(stats.input_bytes);
     if (runs.runs().size() == 1 && runs.runs()[0].resident()) {
       const pipeline::sorted_run& run = runs.runs()[0];
       sink->write(0, {run.memory.data(), static_cast<std::size_t>(stats.input_bytes)});
@@ -119,7 +183,8 @@ sort_stats sort_buffer(std::span<std::byte> data, const sort_options& options) {
 
 std::string version_string() {
 #ifdef GPUSORT_HAVE_CUDA
-  return std::string("gpusort ") + GPUSORT_VERSION + " (CUDA backend, sm_90)";
+  return std::string("gpusort ") + GPUSORT_VERSION + " (CUDA backend, sm_" +
+         GPUSORT_CUDA_ARCHS + ")";
 #else
   return std::string("gpusort ") + GPUSORT_VERSION + " (CPU only)";
 #endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what gpusort needs to build and test on Debian 12 (bookworm) or a close relative.
+# CUDA is optional: when nvcc is present (/usr/local/cuda/bin/nvcc) the GPU backend is built too.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  liburing-dev libtbb-dev libboost-program-options-dev libgtest-dev
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,362 @@
+// GPU run formation on the host side: staging pools, the reader loop that feeds the run
+// former, and the collector that moves sorted pieces out of staging on its own thread so the
+// former's thread never waits on a host copy.
+#include "pipeline/gpu_run_formation.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/host_buffer.hpp"
+#include "core/parallel_copy.hpp"
+#include "core/trace.hpp"
+#include "cpu/sort_items.hpp"
+#include "gpusort/error.hpp"
+#include "gpu/run_former.hpp"
+#include "io/uring.hpp"
+
+namespace gpusort::pipeline {
+namespace {
+
+/// Page-locked buffers handed out by one thread and returned by another.
+class staging_pool {
+ public:
+  staging_pool(std::size_t count, std::size_t bytes, int device) : bytes_(bytes) {
+    for (std::size_t i = 0; i < count; ++i) {
+      buffers_.emplace_back(bytes, device);
+      free_.push_back(buffers_.back().data());
+    }
+  }
+  std::byte* acquire() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return !free_.empty(); });
+    std::byte* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  void release(std::byte* p) {
+    {
+      std::lock_guard lock(mutex_);
+      free_.push_back(p);
+    }
+    cv_.notify_one();
+  }
+  [[nodiscard]] std::size_t buffer_bytes() const noexcept { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  std::vector<gpu::pinned_buffer> buffers_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::byte*> free_;
+};
+
+/// Runs tasks one after another on its own thread; the first failure is kept and rethrown
+/// by drain(), later tasks are skipped.
+class ordered_worker {
+ public:
+  ordered_worker() : thread_([this] { run(); }) {}
+  ~ordered_worker() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void push(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+  }
+  /// Waits until every task ran; rethrows the first failure.
+  void drain() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return tasks_.empty() && !busy_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+  [[nodiscard]] std::exception_ptr error() {
+    std::lock_guard lock(mutex_);
+    return error_;
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return !tasks_.empty() || stopping_; });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+        busy_ = true;
+      }
+      try {
+        if (!error()) task();
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      {
+        std::lock_guard lock(mutex_);
+        busy_ = false;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+/// Where sorted pieces go: the output (one chunk), resident/spilled runs, or, for items,
+/// an item buffer that is turned into records by a gather when the run is complete.
+class run_collector final : public gpu::run_sink {
+ public:
+  enum class mode : std::uint8_t { direct_output, runs, items };
+
+  run_collector(mode m, const record_format& format, bool descending, std::uint64_t chunk_records,
+                staging_pool& staging, run_store& store,
+                const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+                std::uint64_t output_bytes, tbb::task_arena& arena, trace_recorder* trace)
+      : mode_(m), format_(format), descending_(descending), chunk_records_(chunk_records),
+        staging_(staging), store_(store), open_sink_(open_sink), output_bytes_(output_bytes),
+        arena_(arena), trace_(trace) {}
+
+  /// Items mode: the records of chunk `run`, kept until its items come back.
+  void keep_chunk(std::uint64_t run, host_buffer records) {
+    std::lock_guard lock(chunks_mutex_);
+    chunks_[run] = std::move(records);
+  }
+
+  std::span<std::byte> piece_buffer(std::uint64_t, std::uint64_t, std::size_t len) override {
+    GPUSORT_EXPECTS(len <= staging_.buffer_bytes(), "run former piece larger than staging");
+    return {staging_.acquire(), len};
+  }
+
+  void piece_done(std::uint64_t run, std::uint64_t offset, std::span<std::byte> piece) override {
+    worker_.push([this, run, offset, piece] {
+      trace_recorder::scope timer(trace_, mode_ == mode::direct_output ? "write" : "copy-out",
+                                  piece.size());
+      arena_.execute([&] {
+        if (mode_ == mode::direct_output) {
+          if (sink_ == nullptr) sink_ = &open_sink_(output_bytes_);
+          sink_->write(offset, piece);
+        } else {
+          host_buffer& dst = destination(run);
+          detail::parallel_copy(dst.data() + offset, piece.data(), piece.size());
+        }
+      });
+      staging_.release(piece.data());
+    });
+  }
+
+  void run_done(std::uint64_t run, std::uint64_t records) override {
+    worker_.push([this, run, records] { finish_run(run, records); });
+  }
+
+  /// Waits for every queued copy; rethrows the first failure.
+  void drain() { worker_.drain(); }
+  [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
+
+ private:
+  host_buffer& destination(std::uint64_t run) {
+    if (current_run_ != run || current_.data() == nullptr) {
+      const std::uint64_t bytes =
+          chunk_records_ * (mode_ == mode::items ? sizeof(cpu::sort_item) : format_.record_size);
+      current_ = host_buffer(static_cast<std::size_t>(bytes));
+      current_run_ = run;
+    }
+    return current_;
+  }
+
+  void finish_run(std::uint64_t run, std::uint64_t records) {
+    records_ += records;
+    if (mode_ == mode::direct_output) {
+      if (sink_ == nullptr && output_bytes_ == 0) sink_ = &open_sink_(0);
+      return;
+    }
+    if (records == 0) return;
+    host_buffer& sorted = destination(run);
+    io::uring ring(32);
+    if (mode_ == mode::runs) {
+      store_.add(std::move(sorted), records, ring);
+      return;
+    }
+    // Items: settle ties beyond the 8-byte prefix, then gather the records of the chunk.
+    host_buffer chunk;
+    {
+      std::lock_guard lock(chunks_mutex_);
+      chunk = std::move(chunks_.at(run));
+      chunks_.erase(run);
+    }
+    auto* items = reinterpret_cast<cpu::sort_item*>(sorted.data());
+    host_buffer out(static_cast<std::size_t>(records * format_.record_size));
+    {
+      trace_recorder::scope timer(trace_, "gather", records * format_.record_size);
+      arena_.execute([&] {
+        cpu::resolve_prefix_ties(chunk.data(), items, records, format_, descending_, 0);
+        cpu::gather_records(chunk.data(), items, records, format_.record_size, 0, out.data());
+      });
+    }
+    current_ = host_buffer{};
+    store_.add(std::move(out), records, ring);
+  }
+
+  mode mode_;
+  record_format format_;
+  bool descending_;
+  std::uint64_t chunk_records_;
+  staging_pool& staging_;
+  run_store& store_;
+  const std::function<io::output_sink&(std::uint64_t)>& open_sink_;
+  std::uint64_t output_bytes_;
+  tbb::task_arena& arena_;
+  trace_recorder* trace_;
+  io::output_sink* sink_ = nullptr;
+  host_buffer current_;
+  std::uint64_t current_run_ = ~std::uint64_t{0};
+  std::uint64_t records_ = 0;
+  std::mutex chunks_mutex_;
+  std::map<std::uint64_t, host_buffer> chunks_;
+  ordered_worker worker_;  // last: joined before the members its tasks use go away
+};
+
+constexpr std::size_t staging_buffers = 4;
+constexpr std::size_t staging_bytes = std::size_t{64} << 20;
+
+}  // namespace
+
+gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& options,
+                                const gpu_stage_config& config, run_store& store,
+                                const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+                                tbb::task_arena& arena, trace_recorder* trace) {
+  const record_format& format = options.format;
+  const bool direct = gpu::supports_format(format);
+  const record_format sorted_format = direct ? format : cpu::sort_item_format();
+  const std::uint32_t unit = sorted_format.record_size;  // bytes per record the GPU sees
+
+  gpu::run_former_config former_config;
+  former_config.device = config.device;
+  former_config.format = sorted_format;
+  former_config.descending = direct && options.descending;  // items carry the order already
+  former_config.memory_budget = options.gpu_memory_bytes;
+  former_config.max_chunk_records = config.max_chunk_records;
+  former_config.piece_bytes = staging_bytes / unit * unit;
+
+  staging_pool staging_in(staging_buffers, staging_bytes, config.device);
+  staging_pool staging_out(staging_buffers, staging_bytes, config.device);
+
+  // The collector is created before the former and outlives it: the former's thread calls it.
+  std::unique_ptr<run_collector> collector;
+  auto make_collector = [&](std::uint64_t chunk_records) {
+    const std::optional<std::uint64_t> size = input.known_size();
+    run_collector::mode m = run_collector::mode::runs;
+    if (!direct) m = run_collector::mode::items;
+    else if (size && *size / format.record_size <= chunk_records) m = run_collector::mode::direct_output;
+    collector = std::make_unique<run_collector>(m, format, options.descending, chunk_records,
+                                                staging_out, store, open_sink,
+                                                size.value_or(0), arena, trace);
+    return m;
+  };
+  // The former needs its sink at construction, but the collector's mode depends on the chunk
+  // size the former derives: a forwarding sink breaks the cycle.
+  struct forwarding_sink final : gpu::run_sink {
+    run_collector* target = nullptr;
+    std::span<std::byte> piece_buffer(std::uint64_t r, std::uint64_t o, std::size_t l) override {
+      return target->piece_buffer(r, o, l);
+    }
+    void piece_done(std::uint64_t r, std::uint64_t o, std::span<std::byte> p) override {
+      target->piece_done(r, o, p);
+    }
+    void run_done(std::uint64_t r, std::uint64_t n) override { target->run_done(r, n); }
+  } forward;
+
+  gpu_run_result result;
+  gpu::run_former former(former_config, forward, trace);
+  result.device_name = former.device().name;
+  const std::uint64_t chunk = former.chunk_records();
+  const run_collector::mode m = make_collector(chunk);
+  forward.target = collector.get();
+  result.wrote_output = m == run_collector::mode::direct_output;
+
+  io::uring ring(64);
+  io::transfer_config read_config;
+  auto read_into = [&](std::span<std::byte> dst) {
+    trace_recorder::scope timer(trace, "read");
+    const std::size_t n = input.read(dst, ring, read_config);
+    timer.add_bytes(n);
+    return n;
+  };
+
+  try {
+    if (direct) {
+      // Records go from the file straight into page-locked staging and on to the device.
+      const std::size_t piece = staging_bytes / format.record_size * format.record_size;
+      for (;;) {
+        std::byte* p = staging_in.acquire();
+        const std::size_t n = read_into({p, piece});
+        if (n == 0) {
+          staging_in.release(p);
+          break;
+        }
+        former.push({p, n}, [&staging_in, p] { staging_in.release(p); });
+        if (n < piece) break;
+      }
+    } else {
+      // Whole chunks are read into host memory (the gather needs them), their items
+      // extracted into staging and pushed.
+      const std::size_t per_piece = staging_bytes / sizeof(cpu::sort_item);
+      for (std::uint64_t run = 0;; ++run) {
+        host_buffer records(static_cast<std::size_t>(chunk * format.record_size));
+        const std::size_t bytes = read_into(records.span());
+        const std::uint64_t count = bytes / format.record_size;
+        if (count == 0) break;
+        // Hand the chunk to the collector before its items can come back sorted; the
+        // mapping stays where it is, so `base` remains valid.
+        const std::byte* base = records.data();
+        collector->keep_chunk(run, std::move(records));
+        for (std::uint64_t first = 0; first < count; first += per_piece) {
+          const std::uint64_t n = std::min<std::uint64_t>(per_piece, count - first);
+          std::byte* p = staging_in.acquire();
+          {
+            trace_recorder::scope timer(trace, "extract", n * format.record_size);
+            arena.execute([&] {
+              cpu::extract_items(base + first * format.record_size, n, format,
+                                 options.descending, first,
+                                 reinterpret_cast<cpu::sort_item*>(p));
+            });
+          }
+          former.push({p, static_cast<std::size_t>(n * sizeof(cpu::sort_item))},
+                      [&staging_in, p] { staging_in.release(p); });
+        }
+        if (count < chunk) break;
+      }
+    }
+    former.finish();
+  } catch (...) {
+    // Let queued copies finish (or fail) before the buffers they use go away.
+    try {
+      collector->drain();
+    } catch (...) {
+    }
+    throw;
+  }
+  collector->drain();
+  result.records = collector->records();
+  return result;
+}
+
+}  // namespace gpusort::pipeline

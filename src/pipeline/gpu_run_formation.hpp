@@ -1,0 +1,53 @@
+// Run formation on a GPU: the reader streams records through page-locked staging buffers to
+// the run former; sorted runs come back through staging buffers into the run store, or
+// straight into the output when the whole input is one chunk.
+#pragma once
+
+#include <tbb/task_arena.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "gpusort/options.hpp"
+#include "gpusort/record_format.hpp"
+#include "io/input_source.hpp"
+#include "io/output_sink.hpp"
+#include "pipeline/run_store.hpp"
+
+namespace gpusort {
+class trace_recorder;
+}
+
+namespace gpusort::pipeline {
+
+struct gpu_run_result {
+  std::string device_name;
+  std::uint64_t records = 0;
+  bool wrote_output = false;  ///< one chunk: the output was written directly, no runs stored
+};
+
+/// What the GPU stage needs beyond the sort options.
+struct gpu_stage_config {
+  int device = 0;
+  std::uint64_t host_budget = 0;
+  std::uint64_t max_chunk_records = 0;  ///< 0: as large as the device budget allows
+};
+
+/**
+ * Forms sorted runs of `input` on the GPU.
+ * - When the input's size is known and fits one chunk, the sorted records are written to the
+ *   sink that `open_sink(total_bytes)` returns, as they arrive, and no run is stored.
+ * - Otherwise each run goes to `store` (resident or spilled by its limit).
+ * - Formats the former cannot sort directly (payloads over 8 bytes, bytes:N keys) are sorted
+ *   as (key, index) items and gathered on the host.
+ * - Host-side parallel work runs in `arena`.
+ * @throw gpusort::cuda_error, gpusort::error
+ */
+gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& options,
+                                const gpu_stage_config& config, run_store& store,
+                                const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+                                tbb::task_arena& arena, trace_recorder* trace);
+
+}  // namespace gpusort::pipeline

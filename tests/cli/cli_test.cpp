@@ -1,0 +1,187 @@
+// The gpusort command: sorts files of every type, key+value records, -r, small -S, pipes,
+// and fails cleanly (exit 2, one-line message, no output file) on every kind of bad input.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include "test_support.hpp"
+
+namespace gpusort {
+namespace {
+
+struct result {
+  int status = -1;
+  std::string err;
+};
+
+/// Runs `gpusort ARGS` through the shell with stderr captured.
+result run_gpusort(const std::string& args, const test::scratch_dir& dir) {
+  const std::string err_path = dir.file("stderr.txt");
+  const std::string cmd = std::string(GPUSORT_BINARY) + " " + args + " 2>" + err_path;
+  const int raw = std::system(cmd.c_str());
+  result r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  const auto bytes = test::read_file(err_path);
+  r.err.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+std::size_t count_files(const test::scratch_dir& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++n;
+  return n;
+}
+
+record_format make_format(const char* type, std::uint32_t record_size, std::uint32_t offset) {
+  record_format f;
+  set_key_type(f, type);
+  f.record_size = record_size;
+  f.key_offset = offset;
+  return f;
+}
+
+struct type_case {
+  const char* type;
+  std::uint32_t size;
+};
+
+class CliSortsType : public ::testing::TestWithParam<type_case> {};
+
+TEST_P(CliSortsType, AscendingAndReverse) {
+  test::scratch_dir dir;
+  const record_format f = make_format(GetParam().type, GetParam().size, 0);
+  const std::uint64_t seed = test::base_seed() + GetParam().size;
+  SCOPED_TRACE(std::string(GetParam().type) + " seed " + std::to_string(seed));
+  const auto data = test::random_records(100003, f, seed);
+  test::write_file(dir.file("in.bin"), data);
+  for (const bool reverse : {false, true}) {
+    const result r = run_gpusort(std::string("--devices none -t ") + GetParam().type +
+                                     (reverse ? " -r " : " ") + dir.file("in.bin") + " " +
+                                     dir.file("out.bin"),
+                                 dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, reverse));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CliSortsType,
+                         ::testing::Values(type_case{"u32", 4}, type_case{"i32", 4},
+                                           type_case{"f32", 4}, type_case{"u64", 8},
+                                           type_case{"i64", 8}, type_case{"f64", 8}),
+                         [](const auto& info) { return std::string(info.param.type); });
+
+TEST(Cli, KeyValueRecordsWithKeyOffset) {
+  test::scratch_dir dir;
+  const record_format f = make_format("i64", 24, 8);
+  const auto data = test::random_records(50000, f, test::base_seed());
+  test::write_file(dir.file("kv.bin"), data);
+  const result r = run_gpusort("--devices none -t i64 --record-size 24 --key-offset 8 " +
+                                   dir.file("kv.bin") + " -o " + dir.file("sorted.bin"),
+                               dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir.file("sorted.bin")), test::reference_sort(data, f, false));
+}
+
+TEST(Cli, SmallBufferForcesManyRuns) {
+  test::scratch_dir dir;
+  const record_format f = make_format("u64", 8, 0);
+  const auto data = test::random_records(1 << 20, f, test::base_seed() + 5);  // 8 MiB
+  test::write_file(dir.file("in.bin"), data);
+  const result r = run_gpusort("--devices none -S 2M -T " + dir.path().string() +
+                                   " --stats=json " + dir.file("in.bin") + " " +
+                                   dir.file("out.bin"),
+                               dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto pos = r.err.find("\"runs\":");
+  ASSERT_NE(pos, std::string::npos) << r.err;
+  EXPECT_GE(std::stoul(r.err.substr(pos + 7)), 8u) << r.err;
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
+}
+
+TEST(Cli, StdinToStdout) {
+  test::scratch_dir dir;
+  const record_format f = make_format("f32", 4, 0);
+  const auto data = test::random_records(300001, f, test::base_seed() + 6);
+  test::write_file(dir.file("in.bin"), data);
+  // A real pipe in and out (cat | gpusort | cat), not a redirected regular file.
+  const std::string cmd = "cat " + dir.file("in.bin") + " | " + GPUSORT_BINARY +
+                          " --devices none -t f32 - - | cat > " + dir.file("out.bin");
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
+  // One operand: the output goes to stdout.
+  const std::string cmd2 = std::string(GPUSORT_BINARY) + " --devices none -t f32 " +
+                           dir.file("in.bin") + " > " + dir.file("out2.bin");
+  ASSERT_EQ(std::system(cmd2.c_str()), 0);
+  EXPECT_EQ(test::read_file(dir.file("out2.bin")), test::reference_sort(data, f, false));
+}
+
+TEST(Cli, HelpAndVersion) {
+  test::scratch_dir dir;
+  EXPECT_EQ(run_gpusort("--help > /dev/null", dir).status, 0);
+  EXPECT_EQ(run_gpusort("--version > /dev/null", dir).status, 0);
+}
+
+struct error_case {
+  const char* name;
+  std::string args;             // {in} and {out} are replaced
+  std::vector<std::byte> input;  // written to in.bin
+  const char* message;          // must appear in stderr
+};
+
+TEST(Cli, ErrorsExitTwoWithAMessageAndLeaveNoOutput) {
+  test::scratch_dir dir;
+  const std::vector<std::byte> good(800, std::byte{3});
+  const std::vector<std::byte> odd(801, std::byte{3});
+  const std::vector<error_case> cases = {
+      {"missing input", "{dir}/missing.bin {out}", good, "missing.bin: No such file or directory"},
+      {"unreadable input (a directory)", "{dir}/adir {out}", good, "Is a directory"},
+      {"size not a multiple", "{in} {out}", odd, "not a multiple of the record size"},
+      {"key outside record", "--record-size 12 --key-offset 8 {in} {out}", good,
+       "key outside the record"},
+      {"unknown type", "-t u128 {in} {out}", good, "unknown key type 'u128'"},
+      {"output directory not writable", "{in} {dir}/no/such/dir/out.bin", good, "no/such/dir"},
+      {"bad buffer size", "-S lots {in} {out}", good, "invalid --buffer-size 'lots'"},
+      {"unknown option", "--frobnicate {in} {out}", good, "frobnicate"},
+  };
+  std::filesystem::create_directory(dir.path() / "adir");
+  for (const error_case& c : cases) {
+    SCOPED_TRACE(c.name);
+    test::write_file(dir.file("in.bin"), c.input);
+    std::string args = c.args;
+    auto replace = [&](const std::string& from, const std::string& to) {
+      for (auto p = args.find(from); p != std::string::npos; p = args.find(from))
+        args.replace(p, from.size(), to);
+    };
+    replace("{in}", dir.file("in.bin"));
+    replace("{out}", dir.file("out.bin"));
+    replace("{dir}", dir.path().string());
+    const std::size_t before = count_files(dir);
+    const result r = run_gpusort("--devices none " + args, dir);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("gpusort: error: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'),
+              r.err.find("Try 'gpusort --help'") != std::string::npos ? 2 : 1)
+        << "one line: " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out.bin")));
+    EXPECT_EQ(count_files(dir), before) << "no temporary file left behind";
+  }
+}
+
+TEST(Cli, FailedSortKeepsTheOldOutput) {
+  test::scratch_dir dir;
+  test::write_file(dir.file("out.bin"), std::vector<std::byte>(16, std::byte{9}));
+  test::write_file(dir.file("in.bin"), std::vector<std::byte>(17, std::byte{1}));
+  const result r = run_gpusort("--devices none " + dir.file("in.bin") + " " + dir.file("out.bin"), dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), std::vector<std::byte>(16, std::byte{9}));
+}
+
+}  // namespace
+}  // namespace gpusort
