@@ -132,9 +132,17 @@ request parse_command_line(int argc, const char* const* argv) {
   po::positional_options_description positional;
   positional.add("operand", -1);
 
+  // "--stats" takes an optional value; Boost would swallow the next operand as that value
+  // ("--stats in.bin out.bin"), so a bare --stats is spelled out before parsing.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::string& a : args) {
+    if (a == "--") break;
+    if (a == "--stats") a = "--stats=text";
+  }
+
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv)
+    po::store(po::command_line_parser(args)
                   .options(all)
                   .positional(positional)
                   .style(po::command_line_style::unix_style)

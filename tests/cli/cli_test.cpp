@@ -104,6 +104,19 @@ TEST(Cli, SmallBufferForcesManyRuns) {
   EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
 }
 
+TEST(Cli, BareStatsDoesNotSwallowTheOperands) {
+  test::scratch_dir dir;
+  const record_format f = make_format("u64", 8, 0);
+  const auto data = test::random_records(1000, f, test::base_seed() + 8);
+  test::write_file(dir.file("in.bin"), data);
+  const result r = run_gpusort("--devices none --stats " + dir.file("in.bin") + " " +
+                                   dir.file("out.bin"),
+                               dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("1000 records"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
+}
+
 TEST(Cli, StdinToStdout) {
   test::scratch_dir dir;
   const record_format f = make_format("f32", 4, 0);
