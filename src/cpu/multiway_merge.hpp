@@ -23,6 +23,9 @@ struct run_view {
  *   before a cut orders before (or equal to) every record after any cut.
  * - Equal keys are taken from lower-numbered runs first, so a merge that respects the cuts is
  *   stable when runs are numbered in input order.
+ * - Costs O(runs * log^2 total) key comparisons, however many keys are equal.
+ * @throw gpusort::error when the format is invalid, rank exceeds the total count, or a run
+ *        with records has no data.
  */
 [[nodiscard]] std::vector<std::uint64_t> select_cuts(std::span<const run_view> runs,
                                                      std::uint64_t rank,
@@ -33,9 +36,24 @@ struct run_view {
  * Writes output ranks [rank_begin, rank_end) of the merge of `runs` to `dst`
  * ((rank_end - rank_begin) * record_size bytes), in parallel, stably (see select_cuts).
  * - `dst` must not overlap any run.
+ * - Runs on the calling thread's TBB arena, split into merge_part_count(...) parts.
+ * @throw gpusort::error when the format is invalid, rank_begin > rank_end, rank_end exceeds the
+ *        total count, or a run with records has no data.
  */
 void merge_ranks(std::span<const run_view> runs, std::uint64_t rank_begin,
                  std::uint64_t rank_end, std::byte* dst, const record_format& format,
                  bool descending);
+
+/**
+ * merge_ranks with an explicit number of parts (>= 1): independent tasks whose boundaries are
+ * found by select_cuts. The output does not depend on `parts`.
+ */
+void merge_ranks_in_parts(std::span<const run_view> runs, std::uint64_t rank_begin,
+                          std::uint64_t rank_end, std::byte* dst, const record_format& format,
+                          bool descending, std::uint64_t parts);
+
+/// How many parts merge_ranks cuts `count` output records of `runs` runs into: about four per
+/// thread of the current TBB arena, but none so small that selecting its cuts would dominate.
+[[nodiscard]] std::uint64_t merge_part_count(std::uint64_t count, std::size_t runs);
 
 }  // namespace gpusort::cpu

@@ -1,1 +1,760 @@
-// (being written)
+// GPU run formation: chunks stream in over PCIe, are sorted by CUB Onesweep and stream back as
+// sorted runs, with three device slots and in-place replacement (Stehle & Jacobsen 2017, §5).
+//
+// Synchronization, in one place (R_i: slot holding run i; D_i: slot chunk i is copied into;
+// F_i: the slot sort i leaves free; D_i = R_{i-2}, and sort i uses F_{i-1} as CUB's alternate):
+//   h2d stream:     chunk pieces in order. A piece writing slot bytes [a, b) of D_i (i >= 2)
+//                   first waits on the D2H piece of run i-2 that covers byte b-1; the D2H stream
+//                   is in order, so that one event implies every earlier byte has left too.
+//                   After a chunk's last piece: h2d_done[i].
+//   compute stream: sort i waits on h2d_done[i] (chunk i is on the device) and on the last D2H
+//                   piece of run i-2 (d2h_done[i-2]). The latter frees D_i beyond chunk i's own
+//                   bytes (a short last chunk) and, by D2H stream order, F_{i-1} when it is
+//                   R_{i-3}. It then writes D_i and F_{i-1} only. After it: sort_done[i].
+//   d2h stream:     run i's pieces wait once on sort_done[i]; each records its own event.
+// Every wait is enqueued only after the event it names was recorded (the host checks, and
+// stalls the enqueue otherwise), and an event is recycled only once the host has seen it
+// complete, or once its waits are enqueued (cudaStreamWaitEvent captures the event's state at
+// the call). All waits point at strictly earlier work, so the streams cannot deadlock.
+// The host side is one worker thread: it enqueues everything, polls events, and runs the
+// callbacks (on_consumed, piece_buffer, piece_done, run_done) in order.
+#include "gpu/run_former.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "core/parse_size.hpp"
+#include "core/trace.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_memory.cuh"
+#include "gpu/dispatch.cuh"
+#include "gpusort/detail/key_codec.hpp"
+
+namespace gpusort::gpu {
+namespace {
+
+/// Measured on the H200 machine (16 GiB of u64 keys, 16 chunks): 8/16/32/64/128 MiB pieces gave
+/// 79/82/79-83/84/85 % of one-way H2D; larger pieces mean fewer copies but coarser refill.
+constexpr std::size_t default_piece_bytes = std::size_t{64} << 20;
+/// D2H pieces enqueued ahead: each needs a sink buffer, and H2D refills wait for them.
+constexpr std::size_t d2h_window = 8;
+/// How often the worker polls events while device work is outstanding.
+constexpr auto poll_interval = std::chrono::microseconds(100);
+constexpr std::uint64_t slot_alignment = 256;
+
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+struct run_former::impl {
+  // --- configuration and plan (immutable after construction) ---
+  run_former_config config_;
+  run_sink& sink_;
+  trace_recorder* trace_;
+  device_info info_;
+  std::uint32_t record_size_ = 0;
+  std::uint32_t key_size_ = 0;
+  std::uint32_t value_size_ = 0;  ///< packed payload word: 0 (key-only), 4 or 8
+  bool transform_keys_ = false;   ///< key-only records whose keys need normalizing
+  std::uint64_t budget_ = 0;
+  std::uint64_t chunk_records_ = 0;
+  std::uint64_t piece_records_ = 0;
+  std::uint64_t slot_bytes_ = 0;
+  std::size_t temp_bytes_ = 0;
+
+  // --- device resources ---
+  device_buffer slots_[3];
+  device_buffer temp_;
+  stream h2d_;
+  stream compute_;
+  stream d2h_;
+  std::vector<event> free_events_;
+  event clock_ref_;        ///< trace: GPU time zero ...
+  double clock_ref_s_ = 0;  ///< ... at this trace_recorder time
+
+  // --- shared between the caller's threads and the worker (guarded by mutex_) ---
+  struct push_request {
+    std::span<const std::byte> data;
+    std::function<void()> on_consumed;
+  };
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<push_request> incoming_;
+  bool input_done_ = false;
+  bool abort_ = false;
+  std::exception_ptr error_;
+  std::thread worker_;
+
+  // --- worker-only state ---
+  struct push_state {
+    push_request request;
+    std::uint64_t enqueued_bytes = 0;
+    std::uint64_t pieces_in_flight = 0;
+  };
+  struct h2d_piece {
+    std::uint64_t push_id;
+    std::uint64_t chunk;
+    std::uint64_t bytes;
+    event begin;  // trace only
+    event end;
+  };
+  struct fill_state {
+    bool open = false;
+    std::uint64_t chunk = 0;
+    int slot = -1;
+    std::uint64_t records = 0;
+  };
+  struct filled_chunk {
+    std::uint64_t index;
+    int slot;
+    std::uint64_t records;
+    event h2d_done;
+  };
+  struct d2h_piece {
+    std::uint64_t first_record;
+    std::uint64_t records;
+    std::span<std::byte> host;
+    event begin;  // trace only
+    event end;
+  };
+  struct run_state {
+    std::uint64_t index = 0;
+    int slot = -1;
+    std::uint64_t records = 0;
+    std::uint64_t enqueued = 0;   ///< records whose D2H is enqueued
+    std::uint64_t completed = 0;  ///< records whose D2H completed (host has seen it)
+    bool waits_on_sort = false;   ///< the D2H stream already waits on sort_done
+    std::deque<d2h_piece> in_flight;
+    event sort_begin, split_done, sort_end;  // trace only
+    event sort_done;
+  };
+
+  std::deque<push_state> pushes_;   ///< accepted, on_consumed not yet run
+  std::uint64_t push_base_ = 0;     ///< id of pushes_.front()
+  std::size_t push_cursor_ = 0;     ///< index in pushes_ of the first push not fully enqueued
+  std::deque<h2d_piece> h2d_in_flight_;
+  fill_state fill_;
+  std::uint64_t next_chunk_ = 0;
+  std::map<std::uint64_t, int> fill_slot_for_;  ///< chunk -> slot, known once sort chunk-2 is
+  std::deque<filled_chunk> to_sort_;
+  int aux_slot_ = 2;
+  std::deque<run_state> runs_;  ///< runs not completely delivered, in order
+  std::size_t d2h_pieces_in_flight_ = 0;
+
+  impl(const run_former_config& config, run_sink& sink, trace_recorder* trace);
+  ~impl();
+
+  void plan();
+  [[nodiscard]] std::uint64_t slot_bytes_for(std::uint64_t n) const;
+  [[nodiscard]] std::uint64_t values_offset(std::uint64_t n) const {
+    return align_up(n * key_size_, slot_alignment);
+  }
+  [[nodiscard]] std::size_t cub_temp_bytes(std::uint64_t n) const;
+  [[nodiscard]] std::string describe() const;
+
+  event acquire_event();
+  void release_event(event&& e);
+  [[nodiscard]] double trace_time(const event& e) const;
+
+  void worker_main();
+  void run_loop();
+  void fail(std::exception_ptr error) noexcept;
+  void quiesce() noexcept;
+
+  bool take_incoming();
+  bool enqueue_h2d();
+  void close_fill();
+  bool enqueue_sorts();
+  void enqueue_sort(filled_chunk& chunk);
+  template <typename Word>
+  int sort_keys(int data, int aux, std::uint64_t n, run_state& run);
+  template <typename Word, typename Value>
+  int sort_pairs(int data, int aux, std::uint64_t n, run_state& run);
+  bool enqueue_d2h();
+  bool poll();
+  run_state* find_run(std::uint64_t index);
+  [[nodiscard]] bool all_done() const;
+  [[nodiscard]] bool device_work_pending() const;
+};
+
+// --- construction and planning ---------------------------------------------------------------
+
+run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_recorder* trace)
+    : config_(config), sink_(sink), trace_(trace) {
+  GPUSORT_EXPECTS(supports_format(config.format),
+                  "GPU run former: unsupported record format: " + gpusort::describe(config.format));
+  const int devices = device_count();
+  GPUSORT_EXPECTS(config.device >= 0 && config.device < devices,
+                  "GPU run former: no CUDA device " + std::to_string(config.device) + " (" +
+                      std::to_string(devices) + " present)");
+  const int dev = config.device;
+  // The caller's thread: CUB's workspace queries and the allocations need the device current.
+  device_guard guard(dev);
+  info_ = query_device(dev);
+  record_size_ = config.format.record_size;
+  key_size_ = config.format.key_size;
+  if (!config.format.key_only()) value_size_ = record_size_ - key_size_ <= 4 ? 4 : 8;
+  const bool has_transform = config.descending || (config.format.type != key_type::u32 &&
+                                                   config.format.type != key_type::u64);
+  transform_keys_ = config.format.key_only() && has_transform;
+
+  plan();
+  // Chunks 0 and 1 go into slots 0 and 1; slot 2 is the first sort's alternate buffer. Later
+  // chunks go where run chunk-2 lies (set as each sort is enqueued).
+  fill_slot_for_[0] = 0;
+  fill_slot_for_[1] = 1;
+  aux_slot_ = 2;
+
+  for (device_buffer& slot : slots_) slot = device_buffer(slot_bytes_, dev);
+  temp_ = device_buffer(std::max<std::size_t>(temp_bytes_, 1), dev);
+  h2d_ = stream(dev);
+  compute_ = stream(dev);
+  d2h_ = stream(dev);
+  if (config.poison_device_memory) {
+    // Synchronous: the H2D stream must not race with it.
+    for (device_buffer& slot : slots_)
+      GPUSORT_CUDA_TRY(cudaMemsetAsync(slot.data(), 0xA5, slot.size(), compute_.get()));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(temp_.data(), 0xA5, temp_.size(), compute_.get()));
+    compute_.synchronize();
+  }
+  if (trace_ != nullptr) {
+    clock_ref_ = event(dev, true);
+    clock_ref_.record(compute_.get());
+    clock_ref_.synchronize();
+    clock_ref_s_ = trace_->now();
+  }
+  worker_ = std::thread([this] { worker_main(); });
+}
+
+run_former::impl::~impl() {
+  if (worker_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      abort_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+  // The worker quiesced the streams before it returned; the RAII members free the rest.
+}
+
+std::uint64_t run_former::impl::slot_bytes_for(std::uint64_t n) const {
+  if (value_size_ == 0) return align_up(n * key_size_, slot_alignment);
+  // A slot holds the AoS chunk, or the normalized keys followed by the packed payloads.
+  return align_up(std::max<std::uint64_t>(n * record_size_, values_offset(n) + n * value_size_),
+                  slot_alignment);
+}
+
+std::size_t run_former::impl::cub_temp_bytes(std::uint64_t n) const {
+  const auto items = static_cast<std::uint32_t>(n);
+  const bool word32 = key_size_ == 4;
+  if (value_size_ == 0)
+    return word32 ? detail::onesweep_keys_temp_bytes<std::uint32_t>(items)
+                  : detail::onesweep_keys_temp_bytes<std::uint64_t>(items);
+  if (word32)
+    return value_size_ == 4 ? detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint32_t>(items)
+                            : detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint64_t>(items);
+  return value_size_ == 4 ? detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint32_t>(items)
+                          : detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint64_t>(items);
+}
+
+void run_former::impl::plan() {
+  if (config_.memory_budget != 0) {
+    budget_ = config_.memory_budget;
+  } else {
+    // Leave room for the context's own growth, other processes and fragmentation.
+    const std::uint64_t margin =
+        std::max<std::uint64_t>(std::uint64_t{512} << 20, info_.total_bytes / 32);
+    budget_ = info_.free_bytes > margin ? info_.free_bytes - margin : 0;
+  }
+  std::uint64_t cap = detail::max_sort_items;
+  if (config_.max_chunk_records != 0) cap = std::min(cap, config_.max_chunk_records);
+  const std::uint64_t per_record = slot_bytes_for(1 << 20) >> 20;  // 3 slots cost 3x this
+  std::uint64_t n = std::min(cap, budget_ / (3 * std::max<std::uint64_t>(per_record, 1)));
+  // CUB's workspace grows with n: shrink until slots and workspace fit together.
+  for (int iteration = 0; n > 0; ++iteration) {
+    const std::size_t temp = cub_temp_bytes(n);
+    if (3 * slot_bytes_for(n) + temp <= budget_) break;
+    const std::uint64_t left = budget_ > temp + 3 * slot_alignment ? budget_ - temp - 3 * slot_alignment : 0;
+    const std::uint64_t fit = left / (3 * std::max<std::uint64_t>(per_record, 1));
+    n = iteration < 8 ? std::min(n - 1, fit) : n - 1 - n / 64;
+  }
+  if (n == 0)
+    throw out_of_memory("GPU run former: a GPU memory budget of " + format_bytes(budget_) +
+                            " on device " + std::to_string(config_.device) +
+                            " holds no chunk of " + gpusort::describe(config_.format),
+                        budget_);
+  chunk_records_ = n;
+  slot_bytes_ = slot_bytes_for(n);
+  temp_bytes_ = cub_temp_bytes(n);
+  const std::size_t piece_bytes = config_.piece_bytes != 0 ? config_.piece_bytes : default_piece_bytes;
+  piece_records_ = std::max<std::uint64_t>(1, piece_bytes / record_size_);
+}
+
+std::string run_former::impl::describe() const {
+  std::ostringstream os;
+  os << "GPU " << info_.id << " (" << info_.name << "): budget " << format_bytes(budget_)
+     << " of " << format_bytes(info_.free_bytes) << " free, using "
+     << format_bytes(3 * slot_bytes_ + temp_bytes_) << "; 3 slots x "
+     << format_bytes(slot_bytes_) << " = " << chunk_records_ << " records per chunk of "
+     << gpusort::describe(config_.format) << (config_.descending ? ", descending" : "")
+     << "; CUB onesweep " << (value_size_ == 0 ? "keys u" : "pairs u") << key_size_ * 8;
+  if (value_size_ != 0) os << "+u" << value_size_ * 8;
+  os << " (workspace " << format_bytes(temp_bytes_) << ")"
+     << (transform_keys_ ? ", in-place key transform" : "")
+     << "; pieces " << format_bytes(piece_records_ * record_size_) << "; kernels "
+     << detail::kernel_policies_description();
+  return os.str();
+}
+
+// --- events and trace clock ------------------------------------------------------------------
+
+event run_former::impl::acquire_event() {
+  if (!free_events_.empty()) {
+    event e = std::move(free_events_.back());
+    free_events_.pop_back();
+    return e;
+  }
+  // Timing is only paid for when a trace wants the intervals.
+  return event(config_.device, trace_ != nullptr);
+}
+
+void run_former::impl::release_event(event&& e) {
+  if (e) free_events_.push_back(std::move(e));
+}
+
+double run_former::impl::trace_time(const event& e) const {
+  return clock_ref_s_ + elapsed_ms(clock_ref_, e) / 1000.0;
+}
+
+// --- worker thread ---------------------------------------------------------------------------
+
+void run_former::impl::worker_main() {
+  try {
+    GPUSORT_CUDA_TRY(cudaSetDevice(config_.device));
+    run_loop();
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+void run_former::impl::quiesce() noexcept {
+  // After a sticky error these return at once with the error; either way no copy still
+  // touches caller or sink memory afterwards (or the context is gone).
+  static_cast<void>(cudaStreamSynchronize(h2d_.get()));
+  static_cast<void>(cudaStreamSynchronize(compute_.get()));
+  static_cast<void>(cudaStreamSynchronize(d2h_.get()));
+}
+
+void run_former::impl::fail(std::exception_ptr error) noexcept {
+  std::deque<push_request> orphans;
+  {
+    std::lock_guard lock(mutex_);
+    if (!error_) error_ = error;
+    orphans.swap(incoming_);
+  }
+  quiesce();
+  // The device no longer reads any pushed memory: hand it back so that waiting callers wake.
+  auto release = [](std::function<void()>& callback) {
+    if (!callback) return;
+    try {
+      callback();
+    } catch (...) {  // the first error is the one reported
+    }
+  };
+  for (push_state& p : pushes_) release(p.request.on_consumed);
+  for (push_request& r : orphans) release(r.on_consumed);
+  pushes_.clear();
+}
+
+void run_former::impl::run_loop() {
+  for (;;) {
+    bool progress = take_incoming();
+    {
+      std::lock_guard lock(mutex_);
+      if (abort_) {
+        quiesce();
+        return;
+      }
+    }
+    progress |= poll();
+    progress |= enqueue_d2h();
+    progress |= enqueue_sorts();
+    progress |= enqueue_h2d();
+    if (all_done()) return;
+    if (progress) continue;
+    std::unique_lock lock(mutex_);
+    if (!incoming_.empty() || abort_) continue;
+    if (device_work_pending())
+      wake_.wait_for(lock, poll_interval);
+    else
+      wake_.wait(lock, [this] { return !incoming_.empty() || abort_ || input_done_; });
+  }
+}
+
+bool run_former::impl::take_incoming() {
+  bool input_done = false;
+  bool took = false;
+  {
+    std::lock_guard lock(mutex_);
+    took = !incoming_.empty();
+    while (!incoming_.empty()) {
+      pushes_.push_back(push_state{std::move(incoming_.front())});
+      incoming_.pop_front();
+    }
+    input_done = input_done_;
+  }
+  // At the end of input the partly filled chunk is complete once every push is enqueued.
+  if (input_done && push_cursor_ == pushes_.size() && fill_.open) {
+    close_fill();
+    took = true;
+  }
+  return took;
+}
+
+bool run_former::impl::all_done() const {
+  bool input_done = false;
+  {
+    std::lock_guard lock(mutex_);
+    input_done = input_done_ && incoming_.empty();
+  }
+  return input_done && pushes_.empty() && !fill_.open && to_sort_.empty() && runs_.empty() &&
+         h2d_in_flight_.empty();
+}
+
+bool run_former::impl::device_work_pending() const {
+  // Anything queued on the device, or host work that waits for device progress.
+  return !h2d_in_flight_.empty() || !runs_.empty() || !to_sort_.empty() || !pushes_.empty();
+}
+
+run_former::impl::run_state* run_former::impl::find_run(std::uint64_t index) {
+  // Runs leave runs_ in order once delivered: an index before the front is complete.
+  if (runs_.empty() || index < runs_.front().index) return nullptr;
+  const std::uint64_t at = index - runs_.front().index;
+  return at < runs_.size() ? &runs_[at] : nullptr;
+}
+
+// --- H2D: pushes into the chunk being filled -------------------------------------------------
+
+bool run_former::impl::enqueue_h2d() {
+  bool progress = false;
+  while (push_cursor_ < pushes_.size()) {
+    push_state& p = pushes_[push_cursor_];
+    const std::uint64_t push_bytes = p.request.data.size();
+    if (p.enqueued_bytes == push_bytes) {  // empty push, or done
+      ++push_cursor_;
+      progress = true;
+      continue;
+    }
+    if (!fill_.open) {
+      // Chunk j goes into the slot run j-2 occupies, known once sort j-2 was enqueued.
+      const auto slot = fill_slot_for_.find(next_chunk_);
+      if (slot == fill_slot_for_.end()) break;
+      fill_ = fill_state{true, next_chunk_, slot->second, 0};
+      fill_slot_for_.erase(slot);
+      ++next_chunk_;
+    }
+    const std::uint64_t first = fill_.records;
+    const std::uint64_t piece_end = (first / piece_records_ + 1) * piece_records_;
+    const std::uint64_t count = std::min({(push_bytes - p.enqueued_bytes) / record_size_,
+                                          chunk_records_ - first, piece_end - first});
+    const std::uint64_t bytes = count * record_size_;
+
+    // In-place replacement: these slot bytes still hold run chunk-2 until its D2H moved them.
+    // D2H pieces share the grid of piece_records_, so one D2H piece covers this H2D piece.
+    if (fill_.chunk >= 2) {
+      if (run_state* prev = find_run(fill_.chunk - 2)) {
+        const std::uint64_t need = std::min(first + count, prev->records);
+        if (prev->enqueued < need) break;  // its D2H piece is not enqueued yet: nothing to wait on
+        if (prev->completed < need) {
+          const auto covering = std::find_if(
+              prev->in_flight.begin(), prev->in_flight.end(),
+              [&](const d2h_piece& d) { return d.first_record + d.records >= need; });
+          GPUSORT_EXPECTS(covering != prev->in_flight.end(),
+                          "GPU run former: internal error: no D2H piece covers a refill");
+          GPUSORT_CUDA_TRY(cudaStreamWaitEvent(h2d_.get(), covering->end.get(), 0));
+        }
+      }
+    }
+
+    h2d_piece piece{push_base_ + push_cursor_, fill_.chunk, bytes, event{}, acquire_event()};
+    if (trace_ != nullptr) {
+      piece.begin = acquire_event();
+      piece.begin.record(h2d_.get());
+    }
+    std::byte* dst = slots_[fill_.slot].data() + first * record_size_;
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(dst, p.request.data.data() + p.enqueued_bytes, bytes,
+                                     cudaMemcpyHostToDevice, h2d_.get()));
+    piece.end.record(h2d_.get());
+    h2d_in_flight_.push_back(std::move(piece));
+    p.enqueued_bytes += bytes;
+    ++p.pieces_in_flight;
+    fill_.records += count;
+    if (fill_.records == chunk_records_) close_fill();
+    progress = true;
+  }
+  return progress;
+}
+
+void run_former::impl::close_fill() {
+  filled_chunk chunk{fill_.chunk, fill_.slot, fill_.records, acquire_event()};
+  chunk.h2d_done.record(h2d_.get());
+  to_sort_.push_back(std::move(chunk));
+  fill_ = fill_state{};
+}
+
+// --- sorts -----------------------------------------------------------------------------------
+
+bool run_former::impl::enqueue_sorts() {
+  bool progress = false;
+  while (!to_sort_.empty()) {
+    filled_chunk& chunk = to_sort_.front();
+    if (chunk.index >= 2) {
+      const run_state* prev = find_run(chunk.index - 2);
+      // The wait on d2h_done[i-2] needs that event recorded: all of run i-2 enqueued.
+      if (prev != nullptr && prev->enqueued < prev->records) break;
+    }
+    enqueue_sort(chunk);
+    release_event(std::move(chunk.h2d_done));  // its wait is enqueued
+    to_sort_.pop_front();
+    progress = true;
+  }
+  return progress;
+}
+
+void run_former::impl::enqueue_sort(filled_chunk& chunk) {
+  cudaStream_t s = compute_.get();
+  GPUSORT_CUDA_TRY(cudaStreamWaitEvent(s, chunk.h2d_done.get(), 0));
+  if (chunk.index >= 2) {
+    if (const run_state* prev = find_run(chunk.index - 2)) {
+      // Fully enqueued and not complete: its last piece is in flight.
+      GPUSORT_CUDA_TRY(cudaStreamWaitEvent(s, prev->in_flight.back().end.get(), 0));
+    }
+  }
+  const int data = chunk.slot;
+  const int aux = aux_slot_;
+  if (config_.poison_device_memory) {
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(slots_[aux].data(), 0xA5, slot_bytes_, s));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(temp_.data(), 0xA5, temp_.size(), s));
+  }
+  run_state run;
+  run.index = chunk.index;
+  run.records = chunk.records;
+  if (trace_ != nullptr) {
+    run.sort_begin = acquire_event();
+    run.split_done = acquire_event();
+    run.sort_end = acquire_event();
+    run.sort_begin.record(s);
+  }
+  const bool word32 = key_size_ == 4;
+  int result = -1;
+  if (value_size_ == 0)
+    result = word32 ? sort_keys<std::uint32_t>(data, aux, chunk.records, run)
+                    : sort_keys<std::uint64_t>(data, aux, chunk.records, run);
+  else if (word32)
+    result = value_size_ == 4 ? sort_pairs<std::uint32_t, std::uint32_t>(data, aux, chunk.records, run)
+                              : sort_pairs<std::uint32_t, std::uint64_t>(data, aux, chunk.records, run);
+  else
+    result = value_size_ == 4 ? sort_pairs<std::uint64_t, std::uint32_t>(data, aux, chunk.records, run)
+                              : sort_pairs<std::uint64_t, std::uint64_t>(data, aux, chunk.records, run);
+  run.sort_done = acquire_event();
+  run.sort_done.record(s);
+  run.slot = result;
+  // The slot of the two that does not hold the run is the next sort's alternate buffer.
+  aux_slot_ = result == data ? aux : data;
+  fill_slot_for_[chunk.index + 2] = result;
+  runs_.push_back(std::move(run));
+}
+
+template <typename Word>
+int run_former::impl::sort_keys(int data, int aux, std::uint64_t n, run_state& run) {
+  cudaStream_t s = compute_.get();
+  auto* d_data = reinterpret_cast<Word*>(slots_[data].data());
+  auto* d_aux = reinterpret_cast<Word*>(slots_[aux].data());
+  const auto codec = gpusort::detail::make_key_codec<Word>(config_.format.type, config_.descending);
+  if (transform_keys_) detail::transform_keys<Word>(d_data, n, codec, true, s);
+  if (run.split_done) run.split_done.record(s);
+  const bool in_alternate = detail::onesweep_sort_keys<Word>(
+      temp_.data(), temp_.size(), d_data, d_aux, static_cast<std::uint32_t>(n), s);
+  if (run.sort_end) run.sort_end.record(s);
+  const int result = in_alternate ? aux : data;
+  if (transform_keys_)
+    detail::transform_keys<Word>(reinterpret_cast<Word*>(slots_[result].data()), n, codec, false, s);
+  return result;
+}
+
+template <typename Word, typename Value>
+int run_former::impl::sort_pairs(int data, int aux, std::uint64_t n, run_state& run) {
+  cudaStream_t s = compute_.get();
+  const auto codec = gpusort::detail::make_key_codec<Word>(config_.format.type, config_.descending);
+  const detail::record_layout layout{record_size_, config_.format.key_offset};
+  const std::uint64_t voff = values_offset(n);
+  auto keys_of = [&](int slot) { return reinterpret_cast<Word*>(slots_[slot].data()); };
+  auto values_of = [&](int slot) { return reinterpret_cast<Value*>(slots_[slot].data() + voff); };
+  // AoS records in `data` -> keys and payloads in `aux`; `data` becomes CUB's alternate.
+  detail::split_records<Word, Value>(slots_[data].data(), keys_of(aux), values_of(aux), n, layout,
+                                     codec, s);
+  if (run.split_done) run.split_done.record(s);
+  const bool in_alternate = detail::onesweep_sort_pairs<Word, Value>(
+      temp_.data(), temp_.size(), keys_of(aux), keys_of(data), values_of(aux), values_of(data),
+      static_cast<std::uint32_t>(n), s);
+  if (run.sort_end) run.sort_end.record(s);
+  const int sorted = in_alternate ? data : aux;
+  const int result = sorted == data ? aux : data;
+  detail::merge_records<Word, Value>(keys_of(sorted), values_of(sorted), slots_[result].data(), n,
+                                     layout, codec, s);
+  return result;
+}
+
+// --- D2H: sorted runs into the sink's buffers ------------------------------------------------
+
+bool run_former::impl::enqueue_d2h() {
+  bool progress = false;
+  for (run_state& run : runs_) {
+    while (run.enqueued < run.records && d2h_pieces_in_flight_ < d2h_window) {
+      if (!run.waits_on_sort) {
+        GPUSORT_CUDA_TRY(cudaStreamWaitEvent(d2h_.get(), run.sort_done.get(), 0));
+        run.waits_on_sort = true;
+      }
+      // Pieces on the grid of piece_records_, which the refilling H2D pieces share.
+      const std::uint64_t first = run.enqueued;
+      const std::uint64_t count = std::min(piece_records_ - first % piece_records_,
+                                           run.records - first);
+      const std::uint64_t offset = first * record_size_;
+      const std::size_t len = count * record_size_;
+      const std::span<std::byte> host = sink_.piece_buffer(run.index, offset, len);
+      GPUSORT_EXPECTS(host.size() == len && host.data() != nullptr,
+                      "GPU run former: run_sink::piece_buffer returned " +
+                          std::to_string(host.size()) + " bytes for a piece of " +
+                          std::to_string(len));
+      d2h_piece piece{first, count, host, event{}, acquire_event()};
+      if (trace_ != nullptr) {
+        piece.begin = acquire_event();
+        piece.begin.record(d2h_.get());
+      }
+      GPUSORT_CUDA_TRY(cudaMemcpyAsync(host.data(), slots_[run.slot].data() + offset, len,
+                                       cudaMemcpyDeviceToHost, d2h_.get()));
+      piece.end.record(d2h_.get());
+      run.in_flight.push_back(std::move(piece));
+      run.enqueued += count;
+      ++d2h_pieces_in_flight_;
+      progress = true;
+    }
+    if (run.enqueued < run.records) break;  // later runs' pieces go after this run's
+  }
+  return progress;
+}
+
+// --- completions -----------------------------------------------------------------------------
+
+bool run_former::impl::poll() {
+  bool progress = false;
+  while (!h2d_in_flight_.empty() && h2d_in_flight_.front().end.query()) {
+    h2d_piece& piece = h2d_in_flight_.front();
+    if (trace_ != nullptr)
+      trace_->record("H2D", trace_time(piece.begin), trace_time(piece.end), piece.bytes,
+                     "chunk " + std::to_string(piece.chunk));
+    --pushes_[piece.push_id - push_base_].pieces_in_flight;
+    release_event(std::move(piece.begin));
+    release_event(std::move(piece.end));
+    h2d_in_flight_.pop_front();
+    progress = true;
+  }
+  // Pushes finish in order: the front one is consumed once fully enqueued and landed.
+  while (!pushes_.empty() && push_cursor_ > 0 && pushes_.front().pieces_in_flight == 0 &&
+         pushes_.front().enqueued_bytes == pushes_.front().request.data.size()) {
+    std::function<void()> callback = std::move(pushes_.front().request.on_consumed);
+    pushes_.pop_front();
+    ++push_base_;
+    --push_cursor_;
+    if (callback) callback();
+    progress = true;
+  }
+  while (!runs_.empty()) {
+    run_state& run = runs_.front();
+    while (!run.in_flight.empty() && run.in_flight.front().end.query()) {
+      d2h_piece& piece = run.in_flight.front();
+      if (trace_ != nullptr)
+        trace_->record("D2H", trace_time(piece.begin), trace_time(piece.end), piece.host.size(),
+                       "run " + std::to_string(run.index));
+      const d2h_piece done = {piece.first_record, piece.records, piece.host, event{}, event{}};
+      release_event(std::move(piece.begin));
+      release_event(std::move(piece.end));
+      run.in_flight.pop_front();
+      --d2h_pieces_in_flight_;
+      run.completed += done.records;
+      progress = true;
+      sink_.piece_done(run.index, done.first_record * record_size_, done.host);
+    }
+    if (run.completed < run.records) break;
+    if (trace_ != nullptr) {
+      const std::uint64_t bytes = run.records * record_size_;
+      const std::string label = "chunk " + std::to_string(run.index);
+      trace_->record("GPU split", trace_time(run.sort_begin), trace_time(run.split_done), bytes,
+                     label);
+      trace_->record("sort", trace_time(run.split_done), trace_time(run.sort_end), bytes, label);
+      trace_->record("GPU merge", trace_time(run.sort_end), trace_time(run.sort_done), bytes,
+                     label);
+    }
+    const std::uint64_t index = run.index;
+    const std::uint64_t records = run.records;
+    release_event(std::move(run.sort_begin));
+    release_event(std::move(run.split_done));
+    release_event(std::move(run.sort_end));
+    release_event(std::move(run.sort_done));
+    runs_.pop_front();
+    progress = true;
+    sink_.run_done(index, records);
+  }
+  return progress;
+}
+
+// --- public interface ------------------------------------------------------------------------
+
+run_former::run_former(const run_former_config& config, run_sink& sink, trace_recorder* trace)
+    : impl_(std::make_unique<impl>(config, sink, trace)) {}
+
+run_former::~run_former() = default;
+
+std::uint64_t run_former::chunk_records() const noexcept { return impl_->chunk_records_; }
+
+const device_info& run_former::device() const noexcept { return impl_->info_; }
+
+std::string run_former::describe() const { return impl_->describe(); }
+
+void run_former::push(std::span<const std::byte> records, std::function<void()> on_consumed) {
+  impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mutex_);
+    if (m.error_) std::rethrow_exception(m.error_);
+    GPUSORT_EXPECTS(!m.input_done_, "GPU run former: push() after finish()");
+    GPUSORT_EXPECTS(records.size() % m.record_size_ == 0,
+                    "GPU run former: push() of " + std::to_string(records.size()) +
+                        " bytes, not a whole number of " + std::to_string(m.record_size_) +
+                        "-byte records");
+    m.incoming_.push_back(impl::push_request{records, std::move(on_consumed)});
+  }
+  m.wake_.notify_all();
+}
+
+void run_former::finish() {
+  impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mutex_);
+    m.input_done_ = true;
+  }
+  m.wake_.notify_all();
+  if (m.worker_.joinable()) m.worker_.join();
+  std::lock_guard lock(m.mutex_);
+  if (m.error_) std::rethrow_exception(m.error_);
+}
+
+}  // namespace gpusort::gpu

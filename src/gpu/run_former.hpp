@@ -76,10 +76,14 @@ struct run_former_config {
   std::uint64_t max_chunk_records = 0;
   /// Bytes per H2D/D2H copy (rounded to whole records); 0: a default of tens of MiB.
   std::size_t piece_bytes = 0;
+  /// Tests: fill all device memory with 0xA5 at setup, and the auxiliary slot and CUB's
+  /// workspace before every sort, so that a byte the sort fails to write shows in the output.
+  bool poison_device_memory = false;
 };
 
 /// Receives sorted runs. Called from the former's own thread: runs in order, pieces of a run
-/// in order of offset.
+/// in order of offset. piece_buffer() for the next run may come before run_done() of the
+/// previous one; at most 8 pieces are outstanding (handed out, piece_done() not yet called).
 class run_sink {
  public:
   virtual ~run_sink() = default;
@@ -116,8 +120,14 @@ class run_former {
 
   /// Copies `records` to the device. `on_consumed` runs once the bytes are on the device and
   /// the caller may reuse the memory. `records` should be page-locked for full speed.
+  /// Returns at once (the copy is queued); the memory must stay valid until on_consumed.
+  /// After a failure, on_consumed still runs for every accepted push once the device no longer
+  /// touches its memory, so that a caller waiting for buffers wakes up; push() then throws.
+  /// @throw gpusort::error when `records` is not a whole number of records or after finish()
   void push(std::span<const std::byte> records, std::function<void()> on_consumed);
   /// No more input: sorts the last chunk; returns once every run was delivered to the sink.
+  /// Destroying the former without finish() abandons the sort: it waits until the device no
+  /// longer touches caller or sink memory and runs no further callbacks.
   void finish();
 
  private:

@@ -3,6 +3,7 @@
 // former's thread never waits on a host copy.
 #include "pipeline/gpu_run_formation.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -234,8 +235,20 @@ class run_collector final : public gpu::run_sink {
   ordered_worker worker_;  // last: joined before the members its tasks use go away
 };
 
-constexpr std::size_t staging_buffers = 4;
-constexpr std::size_t staging_bytes = std::size_t{64} << 20;
+// The former keeps at most 8 D2H pieces outstanding; fewer buffers would throttle it.
+constexpr std::size_t staging_buffers = 8;
+// 64 MiB pieces measured 84% of one-way PCIe for 16 chunks against 79% with 16 MiB (H200).
+constexpr std::size_t max_staging_bytes = std::size_t{64} << 20;
+constexpr std::size_t min_staging_bytes = std::size_t{1} << 20;
+
+/// Staging buffer size: large pieces for large inputs, small ones where pinning 1 GiB of
+/// staging would cost more than the whole sort.
+std::size_t staging_size(std::optional<std::uint64_t> input_bytes) {
+  if (!input_bytes) return max_staging_bytes;
+  const std::uint64_t per_buffer = *input_bytes / staging_buffers;
+  return static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(per_buffer, min_staging_bytes, max_staging_bytes));
+}
 
 }  // namespace
 
@@ -247,6 +260,7 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   const bool direct = gpu::supports_format(format);
   const record_format sorted_format = direct ? format : cpu::sort_item_format();
   const std::uint32_t unit = sorted_format.record_size;  // bytes per record the GPU sees
+  const std::size_t staging_bytes = staging_size(input.known_size());
 
   gpu::run_former_config former_config;
   former_config.device = config.device;

@@ -74,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(Types, CliSortsType,
                          ::testing::Values(type_case{"u32", 4}, type_case{"i32", 4},
                                            type_case{"f32", 4}, type_case{"u64", 8},
                                            type_case{"i64", 8}, type_case{"f64", 8}),
-                         [](const auto& info) { return std::string(info.param.type); });
+                         [](const auto& param_info) { return std::string(param_info.param.type); });
 
 TEST(Cli, KeyValueRecordsWithKeyOffset) {
   test::scratch_dir dir;

@@ -67,10 +67,10 @@ INSTANTIATE_TEST_SUITE_P(
                       file_case{"u64", 8, 0}, file_case{"i64", 8, 0}, file_case{"f64", 8, 0},
                       file_case{"u64", 16, 8}, file_case{"i32", 12, 4}, file_case{"f64", 100, 40},
                       file_case{"bytes:10", 100, 0}),
-    [](const auto& info) {
-      std::string name = std::string(info.param.type) + "_" +
-                         std::to_string(info.param.record_size) + "_" +
-                         std::to_string(info.param.key_offset);
+    [](const auto& param_info) {
+      std::string name = std::string(param_info.param.type) + "_" +
+                         std::to_string(param_info.param.record_size) + "_" +
+                         std::to_string(param_info.param.key_offset);
       for (char& ch : name) if (ch == ':') ch = 'x';
       return name;
     });

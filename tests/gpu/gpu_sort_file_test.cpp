@@ -1,0 +1,110 @@
+// sort_file on the GPU end to end: every key type, payloads moved as pairs and as (key, index)
+// items, one chunk written straight to the output and many chunks merged, spilled runs, and
+// a pipe as input. Skips without a CUDA device.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "gpu/run_former.hpp"
+#include "gpusort/sort.hpp"
+#include "test_support.hpp"
+
+namespace gpusort {
+namespace {
+
+class GpuSortFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device present: GPU test skipped";
+  }
+};
+
+record_format make_format(const char* type, std::uint32_t record_size, std::uint32_t offset) {
+  record_format f;
+  set_key_type(f, type);
+  f.record_size = record_size;
+  f.key_offset = offset;
+  f.validate();
+  return f;
+}
+
+struct gpu_case {
+  const char* type;
+  std::uint32_t record_size;
+  std::uint32_t key_offset;
+};
+
+TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
+  const gpu_case cases[] = {{"u32", 4, 0},   {"i32", 4, 0},  {"f32", 4, 0},  {"u64", 8, 0},
+                            {"i64", 8, 0},   {"f64", 8, 0},  {"u64", 16, 8}, {"i32", 12, 4},
+                            {"f64", 100, 40}, {"bytes:10", 100, 0}, {"bytes:4", 4, 0}};
+  test::scratch_dir dir;
+  for (const gpu_case& c : cases) {
+    const record_format f = make_format(c.type, c.record_size, c.key_offset);
+    for (const std::uint64_t records : {0ull, 1ull, 5000ull, 3000017ull}) {
+      for (const bool descending : {false, true}) {
+        // Default device budget (one chunk, written straight out) and a small one (runs).
+        for (const std::uint64_t gpu_memory : {std::uint64_t{0}, std::uint64_t{48} << 20}) {
+          const std::uint64_t seed = test::base_seed() ^ (records * 7 + c.record_size + descending);
+          SCOPED_TRACE(std::string(c.type) + " rec " + std::to_string(c.record_size) + " n " +
+                       std::to_string(records) + (descending ? " desc" : " asc") +
+                       " gpu-memory " + std::to_string(gpu_memory) + " seed " +
+                       std::to_string(seed));
+          const auto data = test::random_records(records, f, seed);
+          test::write_file(dir.file("in"), data);
+          sort_options o;
+          o.format = f;
+          o.descending = descending;
+          o.gpu_memory_bytes = gpu_memory;
+          const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
+          EXPECT_EQ(stats.records, records);
+          EXPECT_NE(stats.backend, "cpu");
+          EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {
+  test::scratch_dir dir;
+  const record_format f = make_format("f64", 16, 8);
+  const std::uint64_t seed = test::base_seed() + 41;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto data = test::random_records(4000000, f, seed);  // 64 MB
+  test::write_file(dir.file("in"), data);
+  sort_options o;
+  o.format = f;
+  o.gpu_memory_bytes = 24 << 20;  // ~8 MB chunks: 8+ runs
+  o.buffer_bytes = 40 << 20;      // runs cannot all stay in memory
+  o.temp_dir = dir.path().string();
+  const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
+  EXPECT_GE(stats.runs, 8u);
+  EXPECT_TRUE(stats.spilled);
+  EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+}
+
+TEST_F(GpuSortFile, FromAPipe) {
+  test::scratch_dir dir;
+  const record_format f = make_format("u32", 4, 0);
+  const auto data = test::random_records(2000003, f, test::base_seed() + 3);
+  test::write_file(dir.file("in"), data);
+  // Input of unknown length: runs, then a merge (or one run) into the output.
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread feeder([&] {
+    const std::string cmd = "cat " + dir.file("in") + " > " + fifo;
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+  });
+  sort_options o;
+  o.format = f;
+  o.gpu_memory_bytes = 32 << 20;
+  sort_file({fifo}, dir.file("out"), o);
+  feeder.join();
+  EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+}
+
+}  // namespace
+}  // namespace gpusort

@@ -1,0 +1,299 @@
+// Benchmark of the parallel multiway merge: K sorted runs of uniform keys merged by merge_ranks,
+// timed against a parallel memcpy of the same bytes in the same process.
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/parallel_copy.hpp"
+#include "core/parse_size.hpp"
+#include "cpu/multiway_merge.hpp"
+#include "gpusort/detail/key_codec.hpp"
+#include "gpusort/error.hpp"
+#include "gpusort/record_format.hpp"
+
+namespace {
+
+using gpusort::record_format;
+
+constexpr const char* usage =
+    "usage: gpusort-bench-merge [--runs K] [--count N] [--type T] [--record-size S]\n"
+    "                           [--key-offset O] [--repeat R] [--threads T] [--descending]\n"
+    "  --runs K         sorted runs to merge (default 16)\n"
+    "  --count N        records in all runs together: 67108864, 64M or 2^26 (default 2^26)\n"
+    "  --type T         u32, u64, i32, i64, f32, f64 or bytes:N (default u64)\n"
+    "  --record-size S  bytes per record (default: the key size)\n"
+    "  --key-offset O   key position inside the record (default 0)\n"
+    "  --repeat R       timed repetitions; the median is reported (default 5)\n"
+    "  --threads T      TBB threads (default: all cores)\n"
+    "  --descending     merge in descending key order\n";
+
+struct bench_options {
+  std::uint64_t runs = 16;
+  std::uint64_t count = std::uint64_t{1} << 26;
+  std::string type = "u64";
+  std::uint32_t record_size = 0;  ///< 0: the key size
+  std::uint32_t key_offset = 0;
+  unsigned repeat = 5;
+  unsigned threads = 0;  ///< 0: all cores
+  bool descending = false;
+};
+
+std::uint64_t parse_number(std::string_view text, std::string_view what) {
+  if (const std::size_t caret = text.find('^'); caret != std::string_view::npos) {
+    const std::uint64_t base = parse_number(text.substr(0, caret), what);
+    const std::uint64_t exponent = parse_number(text.substr(caret + 1), what);
+    std::uint64_t value = 1;
+    for (std::uint64_t i = 0; i < exponent; ++i) {
+      GPUSORT_EXPECTS(value <= ~std::uint64_t{0} / std::max<std::uint64_t>(base, 1),
+                      std::string(what) + ": " + std::string(text) + " is too large");
+      value *= base;
+    }
+    return value;
+  }
+  // Plain numbers and K/M/G suffixes (powers of 1024), as for sizes elsewhere.
+  return gpusort::parse_size(text, 0, what);
+}
+
+bench_options parse_options(int argc, char** argv) {
+  bench_options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&]() -> std::string_view {
+      GPUSORT_EXPECTS(i + 1 < argc, std::string(arg) + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      std::exit(0);
+    } else if (arg == "--runs") {
+      options.runs = parse_number(value(), "--runs");
+    } else if (arg == "--count") {
+      options.count = parse_number(value(), "--count");
+    } else if (arg == "--type") {
+      options.type = value();
+    } else if (arg == "--record-size") {
+      options.record_size = static_cast<std::uint32_t>(parse_number(value(), "--record-size"));
+    } else if (arg == "--key-offset") {
+      options.key_offset = static_cast<std::uint32_t>(parse_number(value(), "--key-offset"));
+    } else if (arg == "--repeat") {
+      options.repeat = static_cast<unsigned>(parse_number(value(), "--repeat"));
+    } else if (arg == "--threads") {
+      options.threads = static_cast<unsigned>(parse_number(value(), "--threads"));
+    } else if (arg == "--descending") {
+      options.descending = true;
+    } else {
+      gpusort::throw_error("unknown option '" + std::string(arg) + "'\n" + usage);
+    }
+  }
+  GPUSORT_EXPECTS(options.runs >= 1, "--runs must be at least 1");
+  GPUSORT_EXPECTS(options.repeat >= 1, "--repeat must be at least 1");
+  return options;
+}
+
+/// A fast, well-mixed stream of 64-bit words (splitmix64): generating 2^26 keys with
+/// mt19937_64 would take longer than the merge being measured.
+struct splitmix64 {
+  std::uint64_t state;
+  std::uint64_t operator()() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+};
+
+/// Writes the normalized key `normalized` (uniform in 64 bits) into the key field of `record`.
+void store_key(std::byte* record, std::uint64_t normalized, const record_format& format,
+               bool descending) {
+  std::byte* field = record + format.key_offset;
+  if (format.type == gpusort::key_type::bytes) {
+    // Big-endian prefix, zeros after it: memcmp order follows the normalized word.
+    const std::uint64_t be = __builtin_bswap64(descending ? ~normalized : normalized);
+    std::memset(field, 0, format.key_size);
+    std::memcpy(field, &be, std::min<std::uint32_t>(format.key_size, 8));
+  } else if (gpusort::detail::has_32bit_word(format.type)) {
+    const auto codec = gpusort::detail::make_key_codec<std::uint32_t>(format.type, descending);
+    gpusort::detail::store_word(field,
+                                codec.denormalize(static_cast<std::uint32_t>(normalized >> 32)));
+  } else {
+    const auto codec = gpusort::detail::make_key_codec<std::uint64_t>(format.type, descending);
+    gpusort::detail::store_word(field, codec.denormalize(normalized));
+  }
+}
+
+/// K sorted runs of uniform keys, back to back in one buffer.
+struct run_data {
+  std::vector<std::byte> bytes;
+  std::vector<gpusort::cpu::run_view> runs;
+};
+
+run_data make_runs(const bench_options& options, const record_format& format) {
+  run_data data;
+  const std::uint32_t size = format.record_size;
+  data.bytes.resize(options.count * size);
+  std::uint64_t first = 0;
+  for (std::uint64_t j = 0; j < options.runs; ++j) {
+    const std::uint64_t n = options.count / options.runs + (j < options.count % options.runs);
+    std::vector<std::uint64_t> keys(n);
+    tbb::parallel_for(std::uint64_t{0}, n, std::uint64_t{1} << 16,
+                      [&](std::uint64_t begin) {
+                        splitmix64 rng{(j << 40) ^ begin};
+                        const std::uint64_t end = std::min(n, begin + (std::uint64_t{1} << 16));
+                        for (std::uint64_t i = begin; i < end; ++i) keys[i] = rng();
+                      });
+    tbb::parallel_sort(keys.begin(), keys.end());
+    std::byte* base = data.bytes.data() + first * size;
+    tbb::parallel_for(std::uint64_t{0}, n, [&](std::uint64_t i) {
+      std::byte* record = base + i * size;
+      // Payload: a cheap function of the record's position, so that no byte is left untouched.
+      std::uint64_t fill = (first + i) * 0x9e3779b97f4a7c15ull;
+      for (std::uint32_t b = 0; b < size; b += 8)
+        std::memcpy(record + b, &fill, std::min<std::uint32_t>(8, size - b));
+      store_key(record, keys[i], format, options.descending);
+    });
+    data.runs.push_back({n == 0 ? nullptr : base, n});
+    first += n;
+  }
+  return data;
+}
+
+/// True when the records are in merge order (a check that the timed merge did its work).
+bool in_order(const std::byte* records, std::uint64_t count, const record_format& format,
+              bool descending) {
+  const std::uint32_t size = format.record_size;
+  auto less = [&](const std::byte* a, const std::byte* b) {
+    const std::byte* ka = a + format.key_offset;
+    const std::byte* kb = b + format.key_offset;
+    if (format.type == gpusort::key_type::bytes) {
+      const int c = std::memcmp(ka, kb, format.key_size);
+      return descending ? c > 0 : c < 0;
+    }
+    if (gpusort::detail::has_32bit_word(format.type)) {
+      const auto codec = gpusort::detail::make_key_codec<std::uint32_t>(format.type, descending);
+      return codec.normalize(gpusort::detail::load_word<std::uint32_t>(ka)) <
+             codec.normalize(gpusort::detail::load_word<std::uint32_t>(kb));
+    }
+    const auto codec = gpusort::detail::make_key_codec<std::uint64_t>(format.type, descending);
+    return codec.normalize(gpusort::detail::load_word<std::uint64_t>(ka)) <
+           codec.normalize(gpusort::detail::load_word<std::uint64_t>(kb));
+  };
+  std::atomic<bool> ok{true};
+  tbb::parallel_for(std::uint64_t{1}, std::max<std::uint64_t>(count, 1), [&](std::uint64_t i) {
+    if (less(records + i * size, records + (i - 1) * size)) ok.store(false);
+  });
+  return ok.load();
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+    gpusort::throw_error("clock_gettime CLOCK_PROCESS_CPUTIME_ID", errno);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// Median wall time and median CPU time (all threads) of `repeat` calls. The CPU time shows the
+/// work done even when other processes share the cores and stretch the wall time.
+struct timing {
+  double wall_s;
+  double cpu_s;
+};
+
+template <typename F>
+timing median_times(unsigned repeat, F&& f) {
+  std::vector<double> wall;
+  std::vector<double> cpu;
+  for (unsigned r = 0; r < repeat; ++r) {
+    const double cpu_start = process_cpu_seconds();
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    wall.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    cpu.push_back(process_cpu_seconds() - cpu_start);
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
+}
+
+int run(int argc, char** argv) {
+  const bench_options options = parse_options(argc, argv);
+  record_format format;
+  gpusort::set_key_type(format, options.type);
+  format.record_size = options.record_size != 0 ? options.record_size : format.key_size;
+  format.key_offset = options.key_offset;
+  format.validate();
+
+  std::optional<tbb::global_control> threads;
+  if (options.threads != 0)
+    threads.emplace(tbb::global_control::max_allowed_parallelism, options.threads);
+  const auto thread_count = static_cast<int>(
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+
+  const run_data data = make_runs(options, format);
+  const std::uint64_t bytes = options.count * format.record_size;
+  std::vector<std::byte> out(bytes);  // zeroed: its pages are mapped before any timing
+  const std::uint64_t parts = gpusort::cpu::merge_part_count(options.count, data.runs.size());
+
+  std::printf("gpusort-bench-merge: %llu runs, %llu records (%s, %s), %d threads, %llu parts, "
+              "median of %u\n",
+              static_cast<unsigned long long>(options.runs),
+              static_cast<unsigned long long>(options.count), gpusort::describe(format).c_str(),
+              gpusort::format_bytes(bytes).c_str(), thread_count,
+              static_cast<unsigned long long>(parts), options.repeat);
+
+  const timing merge_t = median_times(options.repeat, [&] {
+    gpusort::cpu::merge_ranks(data.runs, 0, options.count, out.data(), format,
+                              options.descending);
+  });
+  GPUSORT_EXPECTS(in_order(out.data(), options.count, format, options.descending),
+                  "bench-merge: the merged output is out of order");
+
+  // The cuts alone, as merge_ranks computes them (there they run in parallel).
+  const timing select_t = median_times(options.repeat, [&] {
+    for (std::uint64_t p = 0; p <= parts; ++p)
+      (void)gpusort::cpu::select_cuts(data.runs, options.count / parts * p, format,
+                                      options.descending);
+  });
+
+  const timing copy_t = median_times(options.repeat, [&] {
+    gpusort::detail::parallel_copy(out.data(), data.bytes.data(), bytes);
+  });
+
+  auto line = [&](const char* name, timing t) {
+    std::printf("%-7s %8.4f s  %8.1f Mrecords/s  %6.2f GB/s  (CPU %.4f s, %.1f ns/record)\n",
+                name, t.wall_s, static_cast<double>(options.count) / t.wall_s / 1e6,
+                static_cast<double>(bytes) / t.wall_s / 1e9, t.cpu_s,
+                t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)));
+  };
+  line("merge", merge_t);
+  line("memcpy", copy_t);
+  std::printf("merge/memcpy wall time %.2fx; select_cuts of %llu cuts, one thread: %.3f ms\n",
+              merge_t.wall_s / copy_t.wall_s, static_cast<unsigned long long>(parts + 1),
+              select_t.wall_s * 1e3);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpusort-bench-merge: error: %s\n", e.what());
+    return 2;
+  }
+}
