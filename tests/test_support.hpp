@@ -53,6 +53,17 @@ class scratch_dir {
   std::filesystem::path path_;
 };
 
+/// A validated format: key type by name ("u64", "bytes:10"), record size and key offset.
+inline record_format make_format(const char* type, std::uint32_t record_size,
+                                 std::uint32_t key_offset) {
+  record_format f;
+  set_key_type(f, type);
+  f.record_size = record_size;
+  f.key_offset = key_offset;
+  f.validate();
+  return f;
+}
+
 inline void write_file(const std::string& path, const std::vector<std::byte>& data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));

@@ -1,4 +1,4 @@
-// Parallel, stable LSD radix sort of records on the host (TBB), the CPU run sorter.
+// Parallel, stable radix sort of records on the host (TBB), the CPU run sorter.
 #pragma once
 
 #include <cstddef>

@@ -9,6 +9,10 @@
 #include <memory>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "cpu/radix_sort.hpp"
 #include "gpusort/detail/key_codec.hpp"
 #include "gpusort/error.hpp"
@@ -31,6 +35,36 @@ std::uint64_t big_endian_prefix(const std::byte* p, std::uint32_t len) {
   for (std::uint32_t j = 0; j < len; ++j)
     v |= std::uint64_t(std::to_integer<unsigned>(p[j])) << (56 - 8 * j);
   return v;
+}
+
+/// Output bytes from which gather_records writes with streaming stores, and its staging size.
+constexpr std::uint64_t stream_gather_min_bytes = std::uint64_t{8} << 20;
+constexpr std::uint64_t gather_stage_bytes = 4096;
+
+/// Copies `bytes` from src to dst, which agree modulo 64: the whole cache lines in between with
+/// streaming stores, the partial lines at both ends with ordinary ones.
+inline void stream_copy(std::byte* dst, const std::byte* src, std::uint64_t bytes) {
+#if defined(__SSE2__)
+  const std::uint64_t head =
+      std::min<std::uint64_t>(bytes, (64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64);
+  std::memcpy(dst, src, head);
+  std::uint64_t at = head;
+  for (; at + 64 <= bytes; at += 64) {
+    for (std::uint64_t k = 0; k < 64; k += 16) {
+      const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(src + at + k));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + at + k), v);
+    }
+  }
+  std::memcpy(dst + at, src + at, bytes - at);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+inline void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 /// Copies one record of any size with a few unaligned 16/8/4-byte moves (overlapping at the
@@ -180,19 +214,42 @@ void extract_items(const std::byte* records, std::uint64_t count, const record_f
 
 void gather_records(const std::byte* records, const sort_item* items, std::uint64_t count,
                     std::uint32_t record_size, std::uint64_t first_index, std::byte* out) {
-  const std::byte* base = records - first_index * record_size;
+  auto source = [&](std::uint64_t i) {
+    return records + (items[i].index - first_index) * record_size;
+  };
+  auto prefetch = [&](std::uint64_t i) {
+    const std::byte* rec = source(i);
+    __builtin_prefetch(rec);
+    __builtin_prefetch(rec + record_size - 1);
+  };
+  // Large outputs are staged in L1 and written a whole cache line at a time with streaming
+  // stores, which skip reading each output line before overwriting it (2 cores, 2^24 100-byte
+  // records: 3 of 4 rounds faster, by up to 10%).
+  const bool stream = count * record_size >= stream_gather_min_bytes &&
+                      record_size <= gather_stage_bytes / 4;
   for_ranges(count, gather_grain, [&](std::uint64_t begin, std::uint64_t end) {
-    const std::uint64_t ahead = std::min(end, begin + gather_prefetch);
-    for (std::uint64_t i = begin; i < ahead; ++i)
-      __builtin_prefetch(base + items[i].index * record_size);
-    for (std::uint64_t i = begin; i < end; ++i) {
-      if (i + gather_prefetch < end) {
-        const std::byte* next = base + items[i + gather_prefetch].index * record_size;
-        __builtin_prefetch(next);
-        __builtin_prefetch(next + record_size - 1);
+    for (std::uint64_t i = begin; i < std::min(end, begin + gather_prefetch); ++i) prefetch(i);
+    if (!stream) {
+      for (std::uint64_t i = begin; i < end; ++i) {
+        if (i + gather_prefetch < end) prefetch(i + gather_prefetch);
+        copy_record(out + i * record_size, source(i), record_size);
       }
-      copy_record(out + i * record_size, base + items[i].index * record_size, record_size);
+      return;
     }
+    alignas(64) std::byte stage[gather_stage_bytes + 64];
+    const std::uint64_t per_stage = gather_stage_bytes / record_size;
+    for (std::uint64_t i = begin; i < end;) {
+      const std::uint64_t n = std::min(per_stage, end - i);
+      std::byte* dst = out + i * record_size;
+      std::byte* staged = stage + reinterpret_cast<std::uintptr_t>(dst) % 64;
+      for (std::uint64_t j = 0; j < n; ++j) {
+        if (i + j + gather_prefetch < end) prefetch(i + j + gather_prefetch);
+        copy_record(staged + j * record_size, source(i + j), record_size);
+      }
+      stream_copy(dst, staged, n * record_size);
+      i += n;
+    }
+    stream_fence();
   });
 }
 

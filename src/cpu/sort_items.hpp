@@ -31,6 +31,9 @@ void gather_records(const std::byte* records, const sort_item* items, std::uint6
 
 /// For bytes:N keys with N > 8: after items were sorted stably by their 8-byte prefix, sorts
 /// each group of equal prefixes by the rest of the key, stably. No-op for other formats.
+/// Parallel, and never quadratic: long groups are split by radix passes over the next 8 key
+/// bytes (linear time when every key is equal). Item keys still hold the prefixes afterwards.
+/// `records` are the records the items index (as in gather_records).
 void resolve_prefix_ties(const std::byte* records, sort_item* items, std::uint64_t count,
                          const record_format& format, bool descending, std::uint64_t first_index);
 

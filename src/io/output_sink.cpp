@@ -32,20 +32,33 @@ const std::uint64_t page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZ
 /// thread that fills it, so page-table population runs in parallel too.
 class mapped_sink final : public output_sink {
  public:
-  mapped_sink(output_file& out, std::uint64_t total, trace_recorder* trace)
+  mapped_sink(output_file& out, std::uint64_t total, bool persistent, trace_recorder* trace)
       : out_(out), total_(total), trace_(trace) {
     if (total_ == 0) return;
     trace_recorder::scope timer(trace_, "write");
     const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(total_));
     if (ret != 0) throw_error("cannot allocate " + std::to_string(total_) + " bytes for " +
                                   out_.target(), ret);
+    if (persistent) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(total_), PROT_READ | PROT_WRITE,
+                       MAP_SHARED, out_.fd().get(), 0);
+      if (p == MAP_FAILED) throw_error("mmap " + out_.target(), errno);
+      whole_ = static_cast<std::byte*>(p);
+    }
   }
+
+  ~mapped_sink() override {
+    if (whole_ != nullptr) ::munmap(whole_, static_cast<std::size_t>(total_));
+  }
+  mapped_sink(const mapped_sink&) = delete;
+  mapped_sink& operator=(const mapped_sink&) = delete;
 
   [[nodiscard]] std::size_t max_window() const override { return std::size_t{64} << 20; }
 
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
     GPUSORT_EXPECTS(offset + len <= total_, "output window past the end of " + out_.target());
     if (len == 0) return {};
+    if (whole_ != nullptr) return {whole_ + offset, len};
     trace_recorder::scope timer(trace_, "write", len);
     const std::uint64_t base = offset / page_size * page_size;
     const std::size_t map_len = static_cast<std::size_t>(offset + len - base);
@@ -56,7 +69,7 @@ class mapped_sink final : public output_sink {
   }
 
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
-    if (window.empty()) return;
+    if (window.empty() || whole_ != nullptr) return;
     trace_recorder::scope timer(trace_, "write");
     const std::uint64_t base = offset / page_size * page_size;
     std::byte* p = window.data() - (offset - base);
@@ -65,7 +78,8 @@ class mapped_sink final : public output_sink {
   }
 
   void write(std::uint64_t offset, std::span<const std::byte> data) override {
-    const std::size_t window = max_window();
+    // Small windows so that even one staging piece is mapped and copied by every thread.
+    const std::size_t window = write_window;
     const std::size_t pieces = (data.size() + window - 1) / window;
     tbb::parallel_for(std::size_t{0}, pieces, [&](std::size_t i) {
       const std::size_t begin = i * window;
@@ -83,9 +97,11 @@ class mapped_sink final : public output_sink {
   [[nodiscard]] const char* name() const override { return "mmap"; }
 
  private:
+  static constexpr std::size_t write_window = std::size_t{4} << 20;
   output_file& out_;
   std::uint64_t total_;
   trace_recorder* trace_;
+  std::byte* whole_ = nullptr;  // persistent: the whole output, mapped once
 };
 
 /// Staging buffers written by a writer thread with io_uring; the only sink for pipes.
@@ -241,12 +257,13 @@ write_method parse_write_method(std::string_view name) {
 }
 
 std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
-                                              write_method method, trace_recorder* trace) {
+                                              write_method method, trace_recorder* trace,
+                                              bool persistent_mapping) {
   if (method == write_method::automatic)
     method = (!out.is_stream() && fallocate_works(out)) ? write_method::mmap : write_method::uring;
   if (method == write_method::mmap) {
     GPUSORT_EXPECTS(!out.is_stream(), "cannot map " + out.target() + ": it is not a regular file");
-    return std::make_unique<mapped_sink>(out, total_bytes, trace);
+    return std::make_unique<mapped_sink>(out, total_bytes, persistent_mapping, trace);
   }
   return std::make_unique<uring_sink>(out, total_bytes, trace);
 }

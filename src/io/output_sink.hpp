@@ -47,8 +47,13 @@ class output_sink {
 /// Sink for `total_bytes` of output into `out`; time spent writing is recorded on the "write"
 /// track of `trace` when given. Throws gpusort::error (e.g. ENOSPC from fallocate, reported
 /// with the path before any byte is written).
+/// `persistent_mapping` (mmap only): map the whole output once instead of a window per write.
+/// In a process that has registered memory with CUDA, every munmap pays for the driver's
+/// address-space bookkeeping: windowed writes measured 2.2-3.3 GB/s there against 8.9 GB/s in
+/// a plain process (H200 machine).
 std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
                                               write_method method,
-                                              trace_recorder* trace = nullptr);
+                                              trace_recorder* trace = nullptr,
+                                              bool persistent_mapping = false);
 
 }  // namespace gpusort::io

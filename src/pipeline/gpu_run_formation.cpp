@@ -3,12 +3,16 @@
 // former's thread never waits on a host copy.
 #include "pipeline/gpu_run_formation.hpp"
 
+#include <tbb/task_group.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <future>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -129,12 +133,21 @@ class run_collector final : public gpu::run_sink {
   enum class mode : std::uint8_t { direct_output, runs, items };
 
   run_collector(mode m, const record_format& format, bool descending, std::uint64_t chunk_records,
-                staging_pool& staging, run_store& store,
+                std::shared_future<std::shared_ptr<staging_pool>> staging, run_store& store,
                 const std::function<io::output_sink&(std::uint64_t)>& open_sink,
                 std::uint64_t output_bytes, tbb::task_arena& arena, trace_recorder* trace)
       : mode_(m), format_(format), descending_(descending), chunk_records_(chunk_records),
-        staging_(staging), store_(store), open_sink_(open_sink), output_bytes_(output_bytes),
+        staging_(std::move(staging)), store_(store), open_sink_(open_sink), output_bytes_(output_bytes),
         arena_(arena), trace_(trace) {}
+
+  ~run_collector() noexcept override {
+    try {
+      arena_.execute([&] { writes_.wait(); });  // errors were reported by drain() already
+    } catch (...) {
+    }
+  }
+  run_collector(const run_collector&) = delete;
+  run_collector& operator=(const run_collector&) = delete;
 
   /// Items mode: the records of chunk `run`, kept until its items come back.
   void keep_chunk(std::uint64_t run, host_buffer records) {
@@ -143,24 +156,43 @@ class run_collector final : public gpu::run_sink {
   }
 
   std::span<std::byte> piece_buffer(std::uint64_t, std::uint64_t, std::size_t len) override {
-    GPUSORT_EXPECTS(len <= staging_.buffer_bytes(), "run former piece larger than staging");
-    return {staging_.acquire(), len};
+    GPUSORT_EXPECTS(len <= staging().buffer_bytes(), "run former piece larger than staging");
+    return {staging().acquire(), len};
   }
 
   void piece_done(std::uint64_t run, std::uint64_t offset, std::span<std::byte> piece) override {
+    if (mode_ == mode::direct_output) {
+      if (sink_ == nullptr) sink_ = &open_sink_(output_bytes_);
+      if (std::string_view(sink_->name()) == "mmap") {
+        // Pieces of a mapped file are independent: writing several at once keeps every thread
+        // busy (one 64 MiB piece at a time measured 2.2 GB/s on the H200 machine, the whole
+        // file at once 8.9 GB/s).
+        arena_.execute([&] {
+          writes_.run([this, offset, piece] {
+            try {
+              sink_->write(offset, piece);
+            } catch (...) {
+              staging().release(piece.data());
+              throw;
+            }
+            staging().release(piece.data());
+          });
+        });
+        return;
+      }
+    }
     worker_.push([this, run, offset, piece] {
-      trace_recorder::scope timer(trace_, mode_ == mode::direct_output ? "write" : "copy-out",
-                                  piece.size());
       arena_.execute([&] {
         if (mode_ == mode::direct_output) {
           if (sink_ == nullptr) sink_ = &open_sink_(output_bytes_);
-          sink_->write(offset, piece);
+          sink_->write(offset, piece);  // the sink records the "write" track
         } else {
+          trace_recorder::scope timer(trace_, "copy-out", piece.size());
           host_buffer& dst = destination(run);
           detail::parallel_copy(dst.data() + offset, piece.data(), piece.size());
         }
       });
-      staging_.release(piece.data());
+      staging().release(piece.data());
     });
   }
 
@@ -168,8 +200,11 @@ class run_collector final : public gpu::run_sink {
     worker_.push([this, run, records] { finish_run(run, records); });
   }
 
-  /// Waits for every queued copy; rethrows the first failure.
-  void drain() { worker_.drain(); }
+  /// Waits for every queued copy and write; rethrows the first failure.
+  void drain() {
+    arena_.execute([&] { writes_.wait(); });
+    worker_.drain();
+  }
   [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
 
  private:
@@ -220,7 +255,10 @@ class run_collector final : public gpu::run_sink {
   record_format format_;
   bool descending_;
   std::uint64_t chunk_records_;
-  staging_pool& staging_;
+  /// Pinned while the input is still being read: the first piece waits for it.
+  staging_pool& staging() { return *staging_.get(); }
+
+  std::shared_future<std::shared_ptr<staging_pool>> staging_;
   run_store& store_;
   const std::function<io::output_sink&(std::uint64_t)>& open_sink_;
   std::uint64_t output_bytes_;
@@ -232,6 +270,7 @@ class run_collector final : public gpu::run_sink {
   std::uint64_t records_ = 0;
   std::mutex chunks_mutex_;
   std::map<std::uint64_t, host_buffer> chunks_;
+  tbb::task_group writes_;  // concurrent piece writes into a mapped output
   ordered_worker worker_;  // last: joined before the members its tasks use go away
 };
 
@@ -270,8 +309,12 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   former_config.max_chunk_records = config.max_chunk_records;
   former_config.piece_bytes = staging_bytes / unit * unit;
 
-  staging_pool staging_in(staging_buffers, staging_bytes, config.device);
-  staging_pool staging_out(staging_buffers, staging_bytes, config.device);
+  // Pinning costs ~85 ms per GiB: pin the output staging while the input streams in, and the
+  // input staging while the former sets up the device.
+  auto pin = [&] { return std::make_shared<staging_pool>(staging_buffers, staging_bytes, config.device); };
+  std::future<std::shared_ptr<staging_pool>> pinning_in = std::async(std::launch::async, pin);
+  std::shared_future<std::shared_ptr<staging_pool>> staging_out =
+      std::async(std::launch::async, pin).share();
 
   // The collector is created before the former and outlives it: the former's thread calls it.
   std::unique_ptr<run_collector> collector;
@@ -299,7 +342,12 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   } forward;
 
   gpu_run_result result;
+  // Declared before the former: its on_consumed callbacks release into this pool until the
+  // former is gone.
+  std::shared_ptr<staging_pool> staging_in_ptr;
   gpu::run_former former(former_config, forward, trace);
+  staging_in_ptr = pinning_in.get();
+  staging_pool& staging_in = *staging_in_ptr;
   result.device_name = former.device().name;
   const std::uint64_t chunk = former.chunk_records();
   const run_collector::mode m = make_collector(chunk);
@@ -307,7 +355,11 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   result.wrote_output = m == run_collector::mode::direct_output;
 
   io::uring ring(64);
+  // Page-cache reads copy ~1.3 GB/s per io_uring worker: keep every piece's blocks in flight
+  // at once (1 MiB x 64) rather than a few large ones.
   io::transfer_config read_config;
+  read_config.block_bytes = std::size_t{1} << 20;
+  read_config.queue_depth = 64;
   auto read_into = [&](std::span<std::byte> dst) {
     trace_recorder::scope timer(trace, "read");
     const std::size_t n = input.read(dst, ring, read_config);

@@ -95,7 +95,8 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     const std::optional<int> device = choose_device(options);
     std::unique_ptr<io::output_sink> sink;
     auto open_sink = [&](std::uint64_t total) -> io::output_sink& {
-      sink = io::make_output_sink(out, total, io::write_method::automatic, &trace);
+      sink = io::make_output_sink(out, total, io::write_method::automatic, &trace,
+                                  /*persistent_mapping=*/device.has_value());
       return *sink;
     };
     // The merge's fan-in and windows follow the host budget whatever formed the runs.

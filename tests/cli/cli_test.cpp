@@ -38,14 +38,6 @@ std::size_t count_files(const test::scratch_dir& dir) {
   return n;
 }
 
-record_format make_format(const char* type, std::uint32_t record_size, std::uint32_t offset) {
-  record_format f;
-  set_key_type(f, type);
-  f.record_size = record_size;
-  f.key_offset = offset;
-  return f;
-}
-
 struct type_case {
   const char* type;
   std::uint32_t size;
@@ -55,7 +47,7 @@ class CliSortsType : public ::testing::TestWithParam<type_case> {};
 
 TEST_P(CliSortsType, AscendingAndReverse) {
   test::scratch_dir dir;
-  const record_format f = make_format(GetParam().type, GetParam().size, 0);
+  const record_format f = test::make_format(GetParam().type, GetParam().size, 0);
   const std::uint64_t seed = test::base_seed() + GetParam().size;
   SCOPED_TRACE(std::string(GetParam().type) + " seed " + std::to_string(seed));
   const auto data = test::random_records(100003, f, seed);
@@ -78,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(Types, CliSortsType,
 
 TEST(Cli, KeyValueRecordsWithKeyOffset) {
   test::scratch_dir dir;
-  const record_format f = make_format("i64", 24, 8);
+  const record_format f = test::make_format("i64", 24, 8);
   const auto data = test::random_records(50000, f, test::base_seed());
   test::write_file(dir.file("kv.bin"), data);
   const result r = run_gpusort("--devices none -t i64 --record-size 24 --key-offset 8 " +
@@ -90,7 +82,7 @@ TEST(Cli, KeyValueRecordsWithKeyOffset) {
 
 TEST(Cli, SmallBufferForcesManyRuns) {
   test::scratch_dir dir;
-  const record_format f = make_format("u64", 8, 0);
+  const record_format f = test::make_format("u64", 8, 0);
   const auto data = test::random_records(1 << 20, f, test::base_seed() + 5);  // 8 MiB
   test::write_file(dir.file("in.bin"), data);
   const result r = run_gpusort("--devices none -S 2M -T " + dir.path().string() +
@@ -106,7 +98,7 @@ TEST(Cli, SmallBufferForcesManyRuns) {
 
 TEST(Cli, BareStatsDoesNotSwallowTheOperands) {
   test::scratch_dir dir;
-  const record_format f = make_format("u64", 8, 0);
+  const record_format f = test::make_format("u64", 8, 0);
   const auto data = test::random_records(1000, f, test::base_seed() + 8);
   test::write_file(dir.file("in.bin"), data);
   const result r = run_gpusort("--devices none --stats " + dir.file("in.bin") + " " +
@@ -119,7 +111,7 @@ TEST(Cli, BareStatsDoesNotSwallowTheOperands) {
 
 TEST(Cli, StdinToStdout) {
   test::scratch_dir dir;
-  const record_format f = make_format("f32", 4, 0);
+  const record_format f = test::make_format("f32", 4, 0);
   const auto data = test::random_records(300001, f, test::base_seed() + 6);
   test::write_file(dir.file("in.bin"), data);
   // A real pipe in and out (cat | gpusort | cat), not a redirected regular file.

@@ -117,10 +117,12 @@ void expect_sorts_like_reference(const std::vector<std::byte>& in, const record_
 std::vector<std::uint64_t> interesting_sizes() {
   std::vector<std::uint64_t> sizes = {0, 1, 2, 3, 5, 7, 13, 23, 24, 25, 31, 33, 63, 100, 255, 256,
                                       257, 999, 4095, 4097, 30001};
-  for (unsigned k = 6; k <= 20; ++k) {
+  for (unsigned k = 1; k <= 20; ++k) {
     sizes.push_back((std::uint64_t{1} << k) - 1);
     sizes.push_back((std::uint64_t{1} << k) + 1);
   }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
 }
 

@@ -21,15 +21,6 @@ class GpuSortFile : public ::testing::Test {
   }
 };
 
-record_format make_format(const char* type, std::uint32_t record_size, std::uint32_t offset) {
-  record_format f;
-  set_key_type(f, type);
-  f.record_size = record_size;
-  f.key_offset = offset;
-  f.validate();
-  return f;
-}
-
 struct gpu_case {
   const char* type;
   std::uint32_t record_size;
@@ -42,7 +33,7 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
                             {"f64", 100, 40}, {"bytes:10", 100, 0}, {"bytes:4", 4, 0}};
   test::scratch_dir dir;
   for (const gpu_case& c : cases) {
-    const record_format f = make_format(c.type, c.record_size, c.key_offset);
+    const record_format f = test::make_format(c.type, c.record_size, c.key_offset);
     for (const std::uint64_t records : {0ull, 1ull, 5000ull, 3000017ull}) {
       for (const bool descending : {false, true}) {
         // Default device budget (one chunk, written straight out) and a small one (runs).
@@ -70,7 +61,7 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
 
 TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {
   test::scratch_dir dir;
-  const record_format f = make_format("f64", 16, 8);
+  const record_format f = test::make_format("f64", 16, 8);
   const std::uint64_t seed = test::base_seed() + 41;
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto data = test::random_records(4000000, f, seed);  // 64 MB
@@ -88,7 +79,7 @@ TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {
 
 TEST_F(GpuSortFile, FromAPipe) {
   test::scratch_dir dir;
-  const record_format f = make_format("u32", 4, 0);
+  const record_format f = test::make_format("u32", 4, 0);
   const auto data = test::random_records(2000003, f, test::base_seed() + 3);
   test::write_file(dir.file("in"), data);
   // Input of unknown length: runs, then a merge (or one run) into the output.

@@ -59,7 +59,12 @@ TEST(OutputFile, UnwritableDirectoryFailsUpFront) {
   ::chmod(dir.path().c_str(), 0700);
 }
 
-class Sinks : public ::testing::TestWithParam<write_method> {};
+struct sink_kind {
+  write_method method;
+  bool persistent_mapping;
+};
+
+class Sinks : public ::testing::TestWithParam<sink_kind> {};
 
 TEST_P(Sinks, WindowsInAnyOrderAndDirectWrites) {
   test::scratch_dir dir;
@@ -72,7 +77,8 @@ TEST_P(Sinks, WindowsInAnyOrderAndDirectWrites) {
   const std::string target = dir.file("sink.bin");
   {
     output_file out(target);
-    auto sink = make_output_sink(out, total, GetParam());
+    auto sink = make_output_sink(out, total, GetParam().method, nullptr,
+                                 GetParam().persistent_mapping);
     // First half in shuffled windows of odd sizes, second half by write().
     const std::size_t half = total / 2;
     const std::size_t piece = 300001;
@@ -93,7 +99,9 @@ TEST_P(Sinks, WindowsInAnyOrderAndDirectWrites) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, Sinks,
-                         ::testing::Values(write_method::mmap, write_method::uring));
+                         ::testing::Values(sink_kind{write_method::mmap, false},
+                                           sink_kind{write_method::mmap, true},
+                                           sink_kind{write_method::uring, false}));
 
 TEST(Sinks, UringSinkStreamsIntoAPipeInOrder) {
   int fds[2];

@@ -8,15 +8,6 @@
 namespace gpusort {
 namespace {
 
-record_format make_format(const char* type, std::uint32_t record_size, std::uint32_t offset) {
-  record_format f;
-  set_key_type(f, type);
-  f.record_size = record_size;
-  f.key_offset = offset;
-  f.validate();
-  return f;
-}
-
 sort_options cpu_options(const record_format& f, bool descending, std::uint64_t budget,
                          const std::string& temp_dir = {}) {
   sort_options o;
@@ -38,7 +29,7 @@ class SortFile : public ::testing::TestWithParam<file_case> {};
 
 TEST_P(SortFile, MatchesStableReferenceAcrossBudgets) {
   const file_case c = GetParam();
-  const record_format f = make_format(c.type, c.record_size, c.key_offset);
+  const record_format f = test::make_format(c.type, c.record_size, c.key_offset);
   test::scratch_dir dir;
   for (const std::uint64_t records : {0ull, 1ull, 1000ull, 70001ull}) {
     for (const bool descending : {false, true}) {
@@ -76,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
-  const record_format f = make_format("u64", 16, 0);
+  const record_format f = test::make_format("u64", 16, 0);
   test::scratch_dir dir;
   const std::uint64_t records = 400000;  // 6.4 MB against a 256 KiB budget: ~100 runs
   const std::uint64_t seed = test::base_seed() + 99;
@@ -92,7 +83,7 @@ TEST(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
 }
 
 TEST(SortFileRuns, SeveralInputsAreConcatenatedAndInputMayBeOutput) {
-  const record_format f = make_format("i64", 8, 0);
+  const record_format f = test::make_format("i64", 8, 0);
   test::scratch_dir dir;
   const auto a = test::random_records(5000, f, 1);
   const auto b = test::random_records(7000, f, 2);
@@ -105,7 +96,7 @@ TEST(SortFileRuns, SeveralInputsAreConcatenatedAndInputMayBeOutput) {
 }
 
 TEST(SortBuffer, SortsInPlace) {
-  const record_format f = make_format("f32", 4, 0);
+  const record_format f = test::make_format("f32", 4, 0);
   auto data = test::random_records(100000, f, test::base_seed());
   const auto expect = test::reference_sort(data, f, true);
   sort_options o = cpu_options(f, true, 0);

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <sys/mman.h>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -17,6 +16,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "cpu/radix_sort.hpp"
 #include "gpusort/detail/key_codec.hpp"
@@ -199,22 +200,20 @@ int run(int argc, char** argv) {
   });
 
   const double t_ours = median(ours);
-  if (theirs.empty()) {
-    theirs.push_back(0);
-    theirs_cpu.push_back(0);
-  }
-  const double t_theirs = median(theirs);
   const double m = static_cast<double>(count) / 1e6;
   std::printf("records      %llu x %s (%s), %s, %d threads, median of %d\n",
               static_cast<unsigned long long>(count), describe(format).c_str(),
               type.c_str(), descending ? "descending" : "ascending", threads, repeat);
   std::printf("sort_records        %9.4f s  %9.1f Mrecords/s  %8.1f MB/s  (cpu %.4f s)\n",
               t_ours, m / t_ours, static_cast<double>(bytes) / 1e6 / t_ours, median(ours_cpu));
-  std::printf("tbb::parallel_sort  %9.4f s  %9.1f Mkeys/s     (cpu %.4f s; u64 keys%s)\n",
-              t_theirs, m / t_theirs, median(theirs_cpu),
-              format.type == key_type::u64 && format.key_only() ? ", same data" : ", random");
-  std::printf("ratio (rate of sort_records / rate of tbb::parallel_sort): %.2f\n",
-              t_theirs / t_ours);
+  if (!theirs.empty()) {
+    const double t_theirs = median(theirs);
+    std::printf("tbb::parallel_sort  %9.4f s  %9.1f Mkeys/s     (cpu %.4f s; u64 keys%s)\n",
+                t_theirs, m / t_theirs, median(theirs_cpu),
+                format.type == key_type::u64 && format.key_only() ? ", same data" : ", random");
+    std::printf("ratio (rate of sort_records / rate of tbb::parallel_sort): %.2f\n",
+                t_theirs / t_ours);
+  }
   std::printf("sort_records runs:");
   for (double t : ours) std::printf(" %.4f", t);
   std::printf("\n");

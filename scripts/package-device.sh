@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds a relocatable gpusort (RPATH $ORIGIN/../lib) and packs the executables, GPU test
+# binaries, benchmark scripts and the non-system shared libraries they need into one folder
+# (default .carry/gpusort, git-ignored) that runs on a machine without liburing, TBB or Boost:
+# the GPU machine. Usage: scripts/package-device.sh [DEST]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dest=${1:-.carry/gpusort}
+build=${BUILD_DIR:-build-device}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUSORT_RELOCATABLE=ON >/dev/null
+ninja -C "$build"
+
+rm -rf "$dest"
+mkdir -p "$dest/bin" "$dest/lib" "$dest/bench"
+find "$build/src/cli" "$build/tools" -maxdepth 3 -type f -perm -u+x -name 'gpusort*' \
+  -exec cp {} "$dest/bin/" \;
+find "$build/tests" -maxdepth 2 -type f -perm -u+x -name '*_test' -exec cp {} "$dest/bin/" \;
+cp tools/bench/run_bench.py tools/peers/*.py "$dest/bench/"
+cp tools/bench/device_run.sh "$dest/"
+strip --strip-unneeded "$dest"/bin/* 2>/dev/null || true
+
+# Every shared library the binaries load that is not part of a bare CUDA/Ubuntu image.
+ldd "$dest"/bin/* 2>/dev/null | awk '/=>/ {print $3}' | sort -u |
+  grep -E 'libtbb|liburing|libboost|libgtest|libhwloc' | while read -r lib; do
+    cp -L "$lib" "$dest/lib/"
+  done
+du -sh "$dest"
