@@ -11,8 +11,8 @@ out=$(mktemp --suffix=.bin)
 trap 'rm -f "$out"' EXIT
 echo
 echo "quickstart: sorting $in ($(stat -c %s "$in") bytes of little-endian u64 keys)"
-echo "+ $build_dir/gpusort --stats --verbose $in $out"
-"$build_dir/gpusort" --stats --verbose "$in" "$out"
+echo "+ $build_dir/src/cli/gpusort --stats --verbose $in $out"
+"$build_dir/src/cli/gpusort" --stats --verbose "$in" "$out"
 echo "+ $build_dir/tools/validate/gpusort-validate $in $out"
 "$build_dir/tools/validate/gpusort-validate" "$in" "$out"
 echo "quickstart: first keys of the sorted output:"
