@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
+#include <vector>
 
 #include "gpusort/error.hpp"
 
@@ -86,6 +88,26 @@ std::uint64_t read_index(const std::byte* record, const index_field& field) noex
   std::uint64_t v = 0;
   std::memcpy(&v, p, field.width);  // little-endian host: the low bytes land first
   return v;
+}
+
+std::optional<po::variables_map> parse_with_operands(int argc, const char* const* argv,
+                                                     const po::options_description& visible,
+                                                     const std::string& tool) {
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << tool << ": " << e.what() << "\nTry '" << tool << " --help'.\n";
+    return std::nullopt;
+  }
+  return vm;
 }
 
 }  // namespace gpusort::tools

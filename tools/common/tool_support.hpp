@@ -5,11 +5,18 @@
 #include <boost/program_options.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gpusort/record_format.hpp"
 
 namespace gpusort::tools {
+
+/// Parses argv against `visible` with every operand collected under "files". On a usage
+/// error prints "<tool>: <what>" and a --help hint on stderr and returns nullopt.
+[[nodiscard]] std::optional<boost::program_options::variables_map> parse_with_operands(
+    int argc, const char* const* argv, const boost::program_options::options_description& visible,
+    const std::string& tool);
 
 /// Adds -t/--type, --record-size, --key-offset and --format to `desc`.
 void add_format_options(boost::program_options::options_description& desc);

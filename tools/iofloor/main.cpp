@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/tool_support.hpp"
 #include "core/parse_size.hpp"
 #include "gpusort/error.hpp"
 #include "io/file_descriptor.hpp"
@@ -335,20 +336,10 @@ int main(int argc, char** argv) {
        "comma-separated write variants to try (default all)")
       ("json", "print the results as JSON on stdout instead of a table")
       ("verify", "after the last run, check that OUT equals IN byte for byte");
-  po::options_description hidden;
-  hidden.add_options()("files", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description positional;
-  positional.add("files", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "gpusort-iofloor: " << e.what() << "\nTry 'gpusort-iofloor --help'.\n";
-    return 2;
-  }
+  const std::optional<po::variables_map> parsed =
+      tools::parse_with_operands(argc, argv, visible, "gpusort-iofloor");
+  if (!parsed) return 2;
+  const po::variables_map& vm = *parsed;
   if (vm.count("help")) {
     std::cout
         << "Usage: gpusort-iofloor [OPTIONS] IN OUT\n"

@@ -27,21 +27,10 @@ int main(int argc, char** argv) {
        "worker threads (0 = all hardware threads)")
       ("quiet,q", "print nothing on success");
   tools::add_format_options(visible);
-  po::options_description hidden;
-  hidden.add_options()("files", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description positional;
-  positional.add("files", -1);
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "gpusort-validate: " << e.what() << "\nTry 'gpusort-validate --help'.\n";
-    return 2;
-  }
+  const std::optional<po::variables_map> parsed =
+      tools::parse_with_operands(argc, argv, visible, "gpusort-validate");
+  if (!parsed) return 2;
+  const po::variables_map& vm = *parsed;
   if (vm.count("help")) {
     std::cout
         << "Usage: gpusort-validate [OPTIONS] IN OUT\n"
