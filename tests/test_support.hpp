@@ -82,6 +82,14 @@ inline std::vector<std::byte> read_file(const std::string& path) {
 
 /// Random bytes for `count` records; keys drawn to hit edge values often (zero, extremes,
 /// signed zeros, infinities, NaNs of both signs for floats) and to repeat, so ties occur.
+/// `n` bytes from a seeded generator.
+inline std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v) b = static_cast<std::byte>(rng());
+  return v;
+}
+
 inline std::vector<std::byte> random_records(std::uint64_t count, const record_format& format,
                                              std::uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -17,12 +17,13 @@ std::string sort_stats::to_text() const {
                 backend.c_str(), static_cast<unsigned long long>(runs),
                 spilled ? ", spilled to disk" : "");
   out += line;
-  std::snprintf(line, sizeof line, "  %-10s %9s %9s %12s %10s %10s\n", "stage", "busy s",
+  std::snprintf(line, sizeof line, "  %-12s %9s %9s %12s %10s %10s\n", "stage", "busy s",
                 "GB/s", "bytes", "start s", "end s");
   out += line;
   for (const stage_stats& s : stages) {
-    const double rate = s.busy_seconds > 0 ? s.bytes / s.busy_seconds / 1e9 : 0.0;
-    std::snprintf(line, sizeof line, "  %-10s %9.3f %9.2f %12llu %10.3f %10.3f\n", s.name.c_str(),
+    // Stages shorter than the clock resolution have no meaningful rate.
+    const double rate = s.busy_seconds >= 1e-4 ? s.bytes / s.busy_seconds / 1e9 : 0.0;
+    std::snprintf(line, sizeof line, "  %-12s %9.3f %9.2f %12llu %10.3f %10.3f\n", s.name.c_str(),
                   s.busy_seconds, rate, static_cast<unsigned long long>(s.bytes), s.first_start,
                   s.last_end);
     out += line;

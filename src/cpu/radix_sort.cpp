@@ -1,34 +1,47 @@
-// Parallel, stable radix sort of records on TBB: one MSD pass over memory, LSD passes in cache.
+// Parallel, stable radix sort of records on TBB: one wide MSD pass over memory, MSD in cache.
 //
-// Shape of the sort (8-bit digits of the normalized key, which is computed on every read and
-// never stored):
-//  1. One read pass (per block, in parallel) finds which digits vary, from the OR and the AND
-//     of all keys, and counts the highest digit.
-//  2. The records are scattered by the highest varying digit from memory to memory through
-//     write-combining buffers (whole cache lines, streaming stores).
-//  3. Each bucket is sorted on its own, in parallel over buckets: buckets that fit in the L2
-//     are finished by LSD passes on the digits below (one read up front finds the varying
-//     digits and counts the first; each pass counts the next while it moves the records;
-//     constant digits are skipped); larger buckets repeat steps 1-2 on the next digit first.
-// Every pass is a stable counting sort, so the whole sort is stable. Records are moved whole;
-// only 4-, 8-, 12- and 16-byte records take this path (others are sorted as sort_items).
+// Shape of the sort (digits are bit fields of the normalized key, which is computed on every
+// read and never stored):
+//  1. One read pass (per block, in parallel) finds which bits vary, from the OR and the AND of
+//     all keys, and counts the highest digit.
+//  2. A range larger than the cache is scattered by a digit of 8 to 12 bits, as wide as it
+//     takes for the buckets to fit in the L2, from memory to memory through write-combining
+//     buffers (whole cache lines, streaming stores). Buckets still too large repeat this.
+//  3. Each bucket is sorted on its own, in parallel over buckets, by MSD passes in cache: count
+//     a digit with about one bucket per record (at most 8 bits), scatter by it into a partner
+//     buffer; when no bucket holds more than 16 records, one insertion pass over the whole
+//     range finishes it (records only move within their bucket), else the buckets recurse.
+//     Insertion sort writes into whichever buffer the result must end in, so the buffers'
+//     parity never costs a copy. A bucket whose result stays where it is pairs with a
+//     per-thread buffer that stays in cache instead of with its (cold) place in the other
+//     buffer.
+// Every pass is a stable counting sort and insertion sort is stable, so the whole sort is
+// stable. Records are moved whole; only 4-, 8-, 12- and 16-byte records take this path (others
+// are sorted as sort_items).
 //
-// Why not plain LSD: random 64-bit keys need all 8 passes either way, but here only the first
-// two passes touch DRAM and the other six run on buckets that sit in L1/L2. Measured on 2
-// cores (2^26 random u64 keys), a parallel LSD sort built from the same counting and
-// write-combining scatter took 1.35-1.6 s against 0.94-1.0 s for this shape; 2^25 16-byte
-// records, 0.92-1.1 s against 0.73-0.78 s.
+// Why this shape: random 64-bit keys need 8 LSD passes, but an MSD sort only needs as many
+// digits as it takes to tell the keys apart (about log2(n) bits), and only the first pass
+// touches DRAM. Measured with tools/bench/cpu_sort on 2 cores of a Sapphire Rapids VM: the
+// earlier shape (an 8-bit pass over memory, a second one for buckets above 512 KiB, then 6
+// LSD passes per bucket in cache) took 6.2 s for 2^28 random u64 keys and 1.6-1.8 s for 2^26;
+// this one 3.4-3.6 s and 0.75-0.88 s. In cache alone (2^16 keys, one thread, side by side)
+// the MSD passes sorted 67 Mkeys/s against 45 for the LSD ones. Leaves of about 8 records
+// each sorted by insertion sort were slower than the single insertion pass (one mispredicted
+// branch per record); 10-bit in-cache digits were no faster than 8-bit ones.
 #include "cpu/radix_sort.hpp"
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -43,17 +56,28 @@
 namespace gpusort::cpu {
 namespace {
 
-constexpr unsigned radix_bits = 8;
-constexpr unsigned radix = 1u << radix_bits;
-
 /// Sizes that pick between the strategies, in records or bytes, measured with
 /// tools/bench/cpu_sort on 2 cores of a Sapphire Rapids VM (48 KiB L1d, 2 MiB L2 per core).
 struct radix_tuning {
   /// Ranges of at most this many records are sorted by insertion sort.
   static constexpr std::uint64_t insertion_max = 24;
-  /// Ranges of at most this many bytes are finished by LSD passes (both buffers stay in L2;
-  /// an LSD pass over 2 MiB buffers took three times as long per record as over 512 KiB).
-  static constexpr std::uint64_t lsd_max_bytes = std::uint64_t{512} << 10;
+  /// Ranges of at most this many bytes are sorted in cache (they and their partner buffer
+  /// stay in the L2).
+  static constexpr std::uint64_t cache_max_bytes = std::uint64_t{1} << 20;
+  /// Passes over memory aim for buckets of this many bytes on average: half of cache_max_bytes,
+  /// so that buckets a little above the average still count as in cache.
+  static constexpr std::uint64_t bucket_target_bytes = cache_max_bytes / 2;
+  /// In-cache passes use digits of at most this many bits.
+  static constexpr unsigned cache_max_bits = 8;
+  /// An in-cache pass whose buckets hold at most this many records is finished by one
+  /// insertion pass over the range.
+  static constexpr std::uint32_t finish_max = 16;
+  /// Passes over memory use a digit of this many bits or more, wider (up to the maximum)
+  /// when that is what it takes for the buckets to fit cache_max_bytes: one pass over DRAM
+  /// then leaves every bucket in cache. 12 bits is 4096 write-combining buffers of 128 bytes,
+  /// 512 KiB, which still sit in the L2.
+  static constexpr unsigned memory_min_bits = 8;
+  static constexpr unsigned memory_max_bits = 12;
   /// Ranges of at least this many records are counted and scattered by several threads.
   static constexpr std::uint64_t parallel_min = std::uint64_t{1} << 20;
   /// Smallest block one thread counts and scatters in a parallel MSD pass.
@@ -71,8 +95,8 @@ struct radix_tuning {
 /// Where a sorted range must end up: in the first buffer, the second, or either.
 enum class place : std::uint8_t { first, second, any };
 
-/// 64-byte aligned heap block for the write-combining buffers (too large for the stack of a
-/// TBB worker when several levels nest).
+/// 64-byte aligned heap block for the write-combining buffers and the per-thread partner
+/// buffers (too large for the stack of a TBB worker).
 struct aligned_free {
   void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
 };
@@ -108,22 +132,50 @@ inline void stream_fence() {
 #endif
 }
 
+/// Smallest b with 2^b >= x (x >= 1).
+unsigned ceil_log2(std::uint64_t x) {
+  return x <= 1 ? 0 : static_cast<unsigned>(std::bit_width(x - 1));
+}
+
 /**
  * The sorter for records of R bytes whose key normalizes to a Word (u32 or u64). The key
  * offset and the key's type (signed, float, descending) are runtime values: normalization is
- * a branch-free XOR, so one instantiation serves every key type of a width.
+ * a branch-free XOR, so one instantiation serves every key type of a width. `Float` keys need
+ * a sign-dependent mask; integer keys only one XOR with a constant, which takes 4 of about 12
+ * instructions per record out of every counting and scattering loop (in cache, 57 against
+ * 45 Mkeys/s on one thread).
+ *
+ * Ranges are described by `hi`: the keys of a range agree on every bit at and above bit `hi`,
+ * so only bits [0, hi) are left to sort by.
  */
-template <std::size_t R, typename Word>
+template <std::size_t R, typename Word, bool Float>
 class radix_engine {
  public:
-  static constexpr unsigned digits = sizeof(Word);
+  static constexpr unsigned key_bits = 8 * sizeof(Word);
 
   radix_engine(detail::key_codec<Word> codec, std::uint32_t key_offset)
-      : codec_(codec), key_offset_(key_offset) {}
+      : codec_(codec), key_offset_(key_offset) {
+    GPUSORT_EXPECTS((codec.float_mask != 0) == Float, "radix_engine: codec of the wrong kind");
+  }
 
   /// Sorts n records held in `data`; returns true when they end in `data`, false in `scratch`.
   bool sort(std::byte* data, std::byte* scratch, std::uint64_t n) const {
-    return sort_range(data, scratch, n, digits - 1, place::any);
+    return sort_range(data, scratch, n, key_bits, place::any);
+  }
+
+  /// Sorts n records held in `data` into `out` (n records); `data` is overwritten.
+  void sort_into(std::byte* data, std::byte* out, std::uint64_t n) const {
+    sort_range(data, out, n, key_bits, place::second);
+  }
+
+  /// Sorts n records from `src`, which is never written, into `out` (n records).
+  void sort_from(const std::byte* src, std::byte* out, std::uint64_t n) const {
+    if (n * R <= radix_tuning::cache_max_bytes) {
+      std::memcpy(out, src, n * R);
+      cache_sort(out, partner(), n, key_bits, place::first);
+      return;
+    }
+    msd_step(src, nullptr, out, n, key_bits, place::second);
   }
 
  private:
@@ -133,14 +185,22 @@ class radix_engine {
     detail::key_codec<Word> codec;
     std::uint64_t offset;
     Word operator()(const std::byte* rec) const {
-      return codec.normalize(detail::load_word<Word>(rec + offset));
+      const Word bits = detail::load_word<Word>(rec + offset);
+      if constexpr (Float) return codec.normalize(bits);
+      else return bits ^ codec.sign_mask ^ codec.order_mask;
     }
   };
   [[nodiscard]] key_reader reader() const { return key_reader{codec_, key_offset_}; }
-  [[nodiscard]] Word key(const std::byte* rec) const { return reader()(rec); }
-  static unsigned digit(Word k, unsigned d) {
-    return static_cast<unsigned>(k >> (radix_bits * d)) & (radix - 1);
-  }
+
+  /// A digit: `bits` bits of the key starting at bit `shift`.
+  struct digit_field {
+    unsigned shift;
+    unsigned bits;
+    [[nodiscard]] unsigned operator()(Word k) const {
+      return static_cast<unsigned>(k >> shift) & ((1u << bits) - 1);
+    }
+    [[nodiscard]] unsigned radix() const { return 1u << bits; }
+  };
 
   /// Copies the range to where `want` asks; returns true when it ends in `a`.
   static bool settle(std::byte* a, std::byte* b, std::uint64_t n, bool in_a, place want) {
@@ -155,87 +215,76 @@ class radix_engine {
     return in_a;
   }
 
-  /// Sorts n records in `a` by digits 0..top (the higher digits are equal for all of them).
-  bool sort_range(std::byte* a, std::byte* b, std::uint64_t n, unsigned top, place want) const {
-    if (n <= radix_tuning::insertion_max) {
-      insertion_sort(a, n);
-      return settle(a, b, n, true, want);
-    }
-    if (n * R <= radix_tuning::lsd_max_bytes) return lsd_sort(a, b, n, top, want);
-    return msd_step(a, b, n, top, want);
+  /// Sorts n records in `a` by bits [0, hi) (the higher bits are equal for all of them).
+  bool sort_range(std::byte* a, std::byte* b, std::uint64_t n, unsigned hi, place want) const {
+    if (n * R <= radix_tuning::cache_max_bytes) return cache_sort(a, b, n, hi, want);
+    return msd_step(a, a, b, n, hi, want);
   }
 
-  void insertion_sort(std::byte* a, std::uint64_t n) const {
+  /// Insertion sort in place (into == nullptr) or from `a` into `into`: stable either way.
+  void insertion_sort(std::byte* a, std::uint64_t n, std::byte* into) const {
     const key_reader key = reader();
-    alignas(16) std::byte tmp[R];
-    for (std::uint64_t i = 1; i < n; ++i) {
-      const Word k = key(a + i * R);
-      std::uint64_t j = i;
-      if (!(k < key(a + (j - 1) * R))) continue;
-      std::memcpy(tmp, a + i * R, R);
-      do {
-        std::memcpy(a + j * R, a + (j - 1) * R, R);
-        --j;
-      } while (j > 0 && k < key(a + (j - 1) * R));
-      std::memcpy(a + j * R, tmp, R);
-    }
-  }
-
-  /// One digit's histogram of a block, and the OR and AND of its keys.
-  struct digit_stats {
-    std::array<std::uint32_t, radix> hist;
-    Word any_set;
-    Word all_set;
-  };
-
-  void count_one_digit(const std::byte* src, std::uint64_t n, unsigned d, bool bits,
-                       digit_stats& st) const {
-    const key_reader key = reader();
-    st.hist.fill(0);
-    if (!bits) {
-      for (std::uint64_t i = 0; i < n; ++i) ++st.hist[digit(key(src + i * R), d)];
+    if (into == nullptr) {
+      alignas(16) std::byte tmp[R];
+      for (std::uint64_t i = 1; i < n; ++i) {
+        const Word k = key(a + i * R);
+        std::uint64_t j = i;
+        if (!(k < key(a + (j - 1) * R))) continue;
+        std::memcpy(tmp, a + i * R, R);
+        do {
+          std::memcpy(a + j * R, a + (j - 1) * R, R);
+          --j;
+        } while (j > 0 && k < key(a + (j - 1) * R));
+        std::memcpy(a + j * R, tmp, R);
+      }
       return;
     }
-    Word any_set = 0;
-    Word all_set = ~Word(0);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::byte* rec = a + i * R;
+      const Word k = key(rec);
+      std::uint64_t j = i;
+      while (j > 0 && k < key(into + (j - 1) * R)) {
+        std::memcpy(into + j * R, into + (j - 1) * R, R);
+        --j;
+      }
+      std::memcpy(into + j * R, rec, R);
+    }
+  }
+
+  /// Counts digit `dg` of n records into `hist` (zeroed here); with `bits`, also the OR and
+  /// the AND of the keys.
+  template <std::size_t Bins>
+  void count_digit(const std::byte* src, std::uint64_t n, digit_field dg, bool bits,
+                   std::array<std::uint32_t, Bins>& hist, Word& any_set, Word& all_set) const {
+    const key_reader key = reader();
+    std::fill_n(hist.begin(), dg.radix(), 0u);
+    if (!bits) {
+      for (std::uint64_t i = 0; i < n; ++i) ++hist[dg(key(src + i * R))];
+      return;
+    }
+    Word any = 0;
+    Word all = ~Word(0);
     for (std::uint64_t i = 0; i < n; ++i) {
       const Word k = key(src + i * R);
-      any_set |= k;
-      all_set &= k;
-      ++st.hist[digit(k, d)];
+      any |= k;
+      all &= k;
+      ++hist[dg(k)];
     }
-    st.any_set = any_set;
-    st.all_set = all_set;
+    any_set = any;
+    all_set = all;
   }
 
-  /// One stable counting pass by digit d, src -> dst, records written straight to their
-  /// place: right when both buffers are in cache. `start` holds each bucket's first index.
-  void scatter_direct(const std::byte* src, std::uint64_t n, unsigned d, std::byte* dst,
-                      const std::uint64_t* start) const {
+  /// One stable counting pass by `dg`, src -> dst, records written straight to their place:
+  /// right when both buffers are in cache. `start` holds each bucket's first index.
+  template <unsigned MaxBits, typename Index>
+  void scatter_direct(const std::byte* src, std::uint64_t n, digit_field dg, std::byte* dst,
+                      const Index* start) const {
     const key_reader key = reader();
-    std::byte* pos[radix];
-    for (unsigned k = 0; k < radix; ++k) pos[k] = dst + start[k] * R;
+    std::byte* pos[std::size_t{1} << MaxBits];
+    for (unsigned k = 0; k < dg.radix(); ++k) pos[k] = dst + std::uint64_t{start[k]} * R;
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::byte* rec = src + i * R;
-      const unsigned g = digit(key(rec), d);
-      std::memcpy(pos[g], rec, R);
-      pos[g] += R;
-    }
-  }
-
-  /// scatter_direct that also counts digit `next` of every record into `next_hist`.
-  void scatter_counting(const std::byte* src, std::uint64_t n, unsigned d, std::byte* dst,
-                        const std::uint64_t* start, unsigned next,
-                        std::array<std::uint32_t, radix>& next_hist) const {
-    const key_reader key = reader();
-    std::byte* pos[radix];
-    for (unsigned k = 0; k < radix; ++k) pos[k] = dst + start[k] * R;
-    next_hist.fill(0);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const std::byte* rec = src + i * R;
-      const Word k = key(rec);
-      const unsigned g = digit(k, d);
-      ++next_hist[digit(k, next)];
+      const unsigned g = dg(key(rec));
       std::memcpy(pos[g], rec, R);
       pos[g] += R;
     }
@@ -248,14 +297,14 @@ class radix_engine {
   static constexpr std::uint64_t wc_line_bytes = wc_records * R;
 
   /**
-   * One stable counting pass by digit d, src -> dst, through per-bucket buffers that are
-   * written out a whole window at a time: 256 open write streams would otherwise thrash the
+   * One stable counting pass by `dg`, src -> dst, through per-bucket buffers that are written
+   * out a whole window at a time: hundreds of open write streams would otherwise thrash the
    * TLB and the L1, and a whole window can be written with streaming stores (no read for
    * ownership) when `stream` is set. Windows are aligned to dst addresses, so the first and
    * last window of each bucket may be partial: those are written with ordinary stores and only
    * cover this block's own records (neighbouring blocks write the rest of those lines).
    */
-  void scatter_buffered(const std::byte* src, std::uint64_t n, unsigned d, std::byte* dst,
+  void scatter_buffered(const std::byte* src, std::uint64_t n, digit_field dg, std::byte* dst,
                         const std::uint64_t* start, bool stream) const {
     constexpr std::uint64_t E = wc_records;
     constexpr std::uint64_t W = wc_line_bytes;
@@ -273,23 +322,24 @@ class radix_engine {
     }
     stream = stream && aligned;
 
-    aligned_bytes buffers = make_aligned_bytes(radix * W);
-    std::uint64_t pos[radix];
-    std::uint64_t first[radix];
+    const unsigned radix = dg.radix();
+    aligned_bytes block = make_aligned_bytes(radix * (W + 2 * sizeof(std::uint64_t)));
+    std::byte* const buffers = block.get();
+    auto* const pos = reinterpret_cast<std::uint64_t*>(buffers + radix * W);
+    std::uint64_t* const first = pos + radix;
     for (unsigned k = 0; k < radix; ++k) pos[k] = first[k] = start[k];
 
     auto window_store = [&](unsigned g, std::uint64_t from, std::uint64_t count) {
-      std::memcpy(dst + from * R, buffers.get() + g * W + ((from + shift) & (E - 1)) * R,
-                  count * R);
+      std::memcpy(dst + from * R, buffers + g * W + ((from + shift) & (E - 1)) * R, count * R);
     };
 
     const key_reader key = reader();
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::byte* rec = src + i * R;
-      const unsigned g = digit(key(rec), d);
+      const unsigned g = dg(key(rec));
       const std::uint64_t p = pos[g]++;
       const std::uint64_t slot = (p + shift) & (E - 1);
-      std::byte* line = buffers.get() + g * W;
+      std::byte* line = buffers + g * W;
       std::memcpy(line + slot * R, rec, R);
       if (slot == E - 1) {
         if (p + 1 - first[g] >= E) {
@@ -309,34 +359,72 @@ class radix_engine {
     if (stream) stream_fence();
   }
 
-  /// LSD passes over digits 0..top of a range that fits in cache, skipping constant digits.
-  bool lsd_sort(std::byte* a, std::byte* b, std::uint64_t n, unsigned top, place want) const {
-    // One read finds the varying digits (OR and AND of the keys) and counts digit 0; every
-    // pass then counts the digit of the pass after it while it moves the records.
-    digit_stats st;
-    count_one_digit(a, n, 0, true, st);
-    const Word varying = st.any_set ^ st.all_set;
-    unsigned order[digits];
-    unsigned passes = 0;
-    for (unsigned d = 0; d <= top; ++d)
-      if (digit(varying, d) != 0) order[passes++] = d;
-    if (passes == 0) return settle(a, b, n, true, want);
-    if (order[0] != 0) count_one_digit(a, n, order[0], false, st);
-    std::array<std::uint32_t, radix> hist = st.hist;
-    std::byte* src = a;
-    std::byte* dst = b;
-    std::uint64_t start[radix];
-    for (unsigned p = 0; p < passes; ++p) {
-      std::uint64_t running = 0;
-      for (unsigned k = 0; k < radix; ++k) {
-        start[k] = running;
-        running += hist[k];
+  /// Digit width for an in-cache pass over n records: one bucket per record or more (then the
+  /// pass usually finishes the range), at most cache_max_bits.
+  static unsigned cache_bits(std::uint64_t n, unsigned hi) {
+    return std::min({static_cast<unsigned>(std::bit_width(n)), radix_tuning::cache_max_bits, hi});
+  }
+
+  /**
+   * Sorts a range that fits in cache by MSD counting passes on one thread. When no bucket of a
+   * pass holds more than finish_max records, one insertion pass over the whole range finishes
+   * it (records only move within their bucket, and most buckets hold one); otherwise the
+   * buckets recurse with the buffers' roles swapped. Insertion sort writes straight into the
+   * buffer the result must end in, so the buffers' parity never costs a copy.
+   */
+  bool cache_sort(std::byte* a, std::byte* b, std::uint64_t n, unsigned hi, place want) const {
+    if (n <= radix_tuning::insertion_max || hi == 0) {
+      if (want == place::second) {
+        insertion_sort(a, n, b);
+        return false;
       }
-      if (p + 1 < passes) scatter_counting(src, n, order[p], dst, start, order[p + 1], hist);
-      else scatter_direct(src, n, order[p], dst, start);
-      std::swap(src, dst);
+      insertion_sort(a, n, nullptr);
+      return true;
     }
-    return settle(a, b, n, passes % 2 == 0, want);
+    digit_field dg{hi - cache_bits(n, hi), cache_bits(n, hi)};
+    std::array<std::uint32_t, std::size_t{1} << radix_tuning::cache_max_bits> hist;
+    Word any_set = 0;
+    Word all_set = 0;
+    count_digit(a, n, dg, true, hist, any_set, all_set);
+    const Word varying = any_set ^ all_set;
+    if (varying == 0) return settle(a, b, n, true, want);  // all keys equal: sorted
+    // The keys may agree on more high bits than the caller knew: count the digit just below
+    // the highest bit that varies instead.
+    const auto top = static_cast<unsigned>(std::bit_width(varying));
+    if (top < hi) {
+      const digit_field better{top - cache_bits(n, top), cache_bits(n, top)};
+      if (better.shift != dg.shift || better.bits != dg.bits) {
+        dg = better;
+        count_digit(a, n, dg, false, hist, any_set, all_set);
+      }
+    }
+    std::array<std::uint32_t, std::size_t{1} << radix_tuning::cache_max_bits> start;
+    std::uint32_t running = 0;
+    std::uint32_t largest = 0;
+    for (unsigned k = 0; k < dg.radix(); ++k) {
+      start[k] = running;
+      running += hist[k];
+      largest = std::max(largest, hist[k]);
+    }
+    scatter_direct<radix_tuning::cache_max_bits>(a, n, dg, b, start.data());
+
+    if (largest <= radix_tuning::finish_max || dg.shift == 0) {
+      if (want == place::first) {
+        insertion_sort(b, n, a);
+        return true;
+      }
+      insertion_sort(b, n, nullptr);
+      return false;
+    }
+    // The sub-buckets are in b now: each ends in a when the caller wants the range in a.
+    const place sub_want = want == place::first ? place::second : place::first;
+    std::uint64_t off = 0;
+    for (unsigned k = 0; k < dg.radix(); ++k) {
+      const std::uint64_t count = hist[k];
+      if (count != 0) cache_sort(b + off * R, a + off * R, count, dg.shift, sub_want);
+      off += count;
+    }
+    return want == place::first;
   }
 
   /// Number of blocks a range is counted and scattered in.
@@ -350,108 +438,172 @@ class radix_engine {
     return std::max<std::uint64_t>(blocks, 1);
   }
 
+  /// Digit width for a pass over memory: wide enough for the buckets to fit in cache.
+  static unsigned memory_bits(std::uint64_t n, unsigned hi) {
+    const std::uint64_t buckets =
+        (n * R + radix_tuning::bucket_target_bytes - 1) / radix_tuning::bucket_target_bytes;
+    const unsigned want = std::clamp(ceil_log2(buckets), radix_tuning::memory_min_bits,
+                                     radix_tuning::memory_max_bits);
+    return std::min(want, hi);
+  }
+
+  /// A buffer of cache_max_bytes for this thread, the partner of buckets sorted in place.
+  std::byte* partner() const {
+    aligned_bytes& p = partners_.local();
+    if (p == nullptr) p = make_aligned_bytes(radix_tuning::cache_max_bytes);
+    return p.get();
+  }
+
   /**
-   * Finds the highest digit (at most `top`) that varies, scatters the range a -> b by it, then
-   * sorts each bucket by the digits below it (in parallel over buckets).
+   * Scatters the range a -> b by a digit just below the highest bit that varies (bits below
+   * `hi`), then sorts each bucket by the bits below it (in parallel over buckets).
+   * `src` is the range; `a` is src when the sort may write there, null when it is read-only
+   * (then `want` must be place::second, and buckets too large for the cache pair with a
+   * buffer of their own instead of their place in a).
    */
-  bool msd_step(std::byte* a, std::byte* b, std::uint64_t n, unsigned top, place want) const {
+  bool msd_step(const std::byte* src, std::byte* a, std::byte* b, std::uint64_t n, unsigned hi,
+                place want) const {
+    GPUSORT_EXPECTS(a != nullptr || want == place::second,
+                    "radix_engine: a read-only range must be sorted into the other buffer");
     const std::uint64_t blocks = block_count(n);
     const std::uint64_t per_block = (n + blocks - 1) / blocks;
     auto block_begin = [&](std::uint64_t blk) { return std::min(n, blk * per_block); };
 
-    // Which digits vary comes from the OR and AND of all keys (a bit that differs between
-    // two keys is set in one and clear in the other); only the digit scattered by needs a
-    // histogram, guessed to be `top` and counted again in the rare case it is constant.
-    std::vector<digit_stats> stats(blocks);
-    auto count_block = [&](std::uint64_t blk, unsigned d, bool bits) {
-      const std::uint64_t begin = block_begin(blk);
-      count_one_digit(a + begin * R, block_begin(blk + 1) - begin, d, bits, stats[blk]);
+    // Which bits vary comes from the OR and AND of all keys (a bit that differs between two
+    // keys is set in one and clear in the other); only the digit scattered by needs a
+    // histogram, guessed to sit just below `hi` and counted again when the keys agree on more.
+    struct block_stats {
+      std::array<std::uint32_t, std::size_t{1} << radix_tuning::memory_max_bits> hist;
+      Word any_set = 0;
+      Word all_set = 0;
     };
-    auto count_all = [&](unsigned d, bool bits) {
-      if (blocks == 1) count_block(0, d, bits);
-      else
-        tbb::parallel_for(std::uint64_t{0}, blocks,
-                          [&](std::uint64_t blk) { count_block(blk, d, bits); });
+    std::vector<block_stats> stats(blocks);
+    auto count_all = [&](digit_field dg, bool bits) {
+      auto count_block = [&](std::uint64_t blk) {
+        const std::uint64_t begin = block_begin(blk);
+        block_stats& st = stats[blk];
+        count_digit(src + begin * R, block_begin(blk + 1) - begin, dg, bits, st.hist, st.any_set,
+                    st.all_set);
+      };
+      if (blocks == 1) count_block(0);
+      else tbb::parallel_for(std::uint64_t{0}, blocks, count_block);
     };
-    count_all(top, true);
+    digit_field dg{hi - memory_bits(n, hi), memory_bits(n, hi)};
+    count_all(dg, true);
     Word any_set = 0;
     Word all_set = ~Word(0);
-    for (const digit_stats& st : stats) {
+    for (const block_stats& st : stats) {
       any_set |= st.any_set;
       all_set &= st.all_set;
     }
     const Word varying = any_set ^ all_set;
-    int msd = -1;
-    unsigned varying_below = 0;
-    for (int d = static_cast<int>(top); d >= 0; --d) {
-      if (digit(varying, static_cast<unsigned>(d)) == 0) continue;
-      if (msd < 0) msd = d;
-      else ++varying_below;
+    if (varying == 0) {  // all keys equal: already sorted
+      if (want != place::second) return true;
+      copy_records(b, src, n * R);
+      return false;
     }
-    if (msd < 0) return settle(a, b, n, true, want);  // all keys equal: already sorted
-    const auto md = static_cast<unsigned>(msd);
-    if (md != top) count_all(md, false);
-    std::array<std::uint64_t, radix> total{};
+    const auto top = static_cast<unsigned>(std::bit_width(varying));
+    if (top < hi) {
+      const digit_field better{top - memory_bits(n, top), memory_bits(n, top)};
+      if (better.shift != dg.shift || better.bits != dg.bits) {
+        dg = better;
+        count_all(dg, false);
+      }
+    }
+    const unsigned radix = dg.radix();
 
     // Bucket-major, block-minor offsets keep equal digits in input order (stability).
-    std::vector<std::array<std::uint64_t, radix>> start(blocks);
-    std::array<std::uint64_t, radix> bucket_begin{};
+    std::vector<std::uint64_t> start(blocks * radix);
+    std::vector<std::uint64_t> bucket_begin(radix + 1);
     std::uint64_t running = 0;
     for (unsigned k = 0; k < radix; ++k) {
       bucket_begin[k] = running;
       for (std::uint64_t blk = 0; blk < blocks; ++blk) {
-        start[blk][k] = running;
+        start[blk * radix + k] = running;
         running += stats[blk].hist[k];
       }
-      total[k] = running - bucket_begin[k];
     }
+    bucket_begin[radix] = running;
+    stats = {};
 
     const bool stream = n * R >= radix_tuning::stream_min_bytes;
     auto scatter_block = [&](std::uint64_t blk) {
       const std::uint64_t begin = block_begin(blk);
       const std::uint64_t count = block_begin(blk + 1) - begin;
       if (n * R < radix_tuning::buffered_min_bytes)
-        scatter_direct(a + begin * R, count, md, b, start[blk].data());
+        scatter_direct<radix_tuning::memory_max_bits>(src + begin * R, count, dg, b,
+                                                      start.data() + blk * radix);
       else
-        scatter_buffered(a + begin * R, count, md, b, start[blk].data(), stream);
+        scatter_buffered(src + begin * R, count, dg, b, start.data() + blk * radix, stream);
     };
     if (blocks == 1) scatter_block(0);
     else tbb::parallel_for(std::uint64_t{0}, blocks, scatter_block);
 
-    // The records are in b now. Each bucket goes on from b; when the caller does not mind
-    // where the result lands, aim for where an even or odd count of further passes ends.
-    if (md == 0) return settle(a, b, n, false, want);
-    place sub_want = place::first;
-    bool in_a = false;
-    if (want == place::any) {
-      sub_want = varying_below % 2 == 0 ? place::first : place::second;
-      in_a = varying_below % 2 != 0;
-    } else {
-      sub_want = want == place::first ? place::second : place::first;
-      in_a = want == place::first;
-    }
+    // The records are in b now. Each bucket goes on from b; the result stays there unless the
+    // caller wants it in a. A bucket that stays in b pairs with this thread's partner buffer
+    // when it fits: that one is in cache, the bucket's place in a is not.
+    const bool to_a = want == place::first;
     auto sort_bucket = [&](unsigned k) {
-      if (total[k] == 0) return;
+      const std::uint64_t count = bucket_begin[k + 1] - bucket_begin[k];
+      if (count == 0) return;
       const std::uint64_t off = bucket_begin[k] * R;
-      sort_range(b + off, a + off, total[k], md - 1, sub_want);
+      if (to_a) sort_range(b + off, a + off, count, dg.shift, place::second);
+      else if (count * R <= radix_tuning::cache_max_bytes)
+        cache_sort(b + off, partner(), count, dg.shift, place::first);
+      else if (a != nullptr) sort_range(b + off, a + off, count, dg.shift, place::first);
+      else sort_range(b + off, make_aligned_bytes(count * R).get(), count, dg.shift, place::first);
     };
     tbb::parallel_for(tbb::blocked_range<unsigned>(0, radix, 1),
                       [&](const tbb::blocked_range<unsigned>& r) {
                         for (unsigned k = r.begin(); k != r.end(); ++k) sort_bucket(k);
                       });
-    return in_a;
+    return to_a;
   }
 
   detail::key_codec<Word> codec_;
   std::uint32_t key_offset_;
+  mutable tbb::enumerable_thread_specific<aligned_bytes> partners_;
 };
 
-template <std::size_t R, typename Word>
-std::byte* sort_with(std::byte* data, std::byte* scratch, std::uint64_t count,
-                     const record_format& format, bool descending) {
-  const radix_engine<R, Word> engine(detail::make_key_codec<Word>(format.type, descending),
-                                     format.key_offset);
-  return engine.sort(data, scratch, count) ? data : scratch;
+/// Calls fn(engine) with the engine for R-byte records, integer or float keys.
+template <std::size_t R, typename Word, typename Fn>
+void with_engine_for(const record_format& format, bool descending, Fn&& fn) {
+  const detail::key_codec<Word> codec = detail::make_key_codec<Word>(format.type, descending);
+  if (format.type == key_type::f32 || format.type == key_type::f64)
+    fn(radix_engine<R, Word, true>(codec, format.key_offset));
+  else
+    fn(radix_engine<R, Word, false>(codec, format.key_offset));
+}
+
+/// Calls fn(engine) with the engine for the record size and key width of a format that
+/// sorts_records_directly.
+template <typename Fn>
+void with_engine(const record_format& format, bool descending, Fn&& fn) {
+  const bool narrow = detail::has_32bit_word(format.type);
+  switch (format.record_size) {
+    case 4:
+      return with_engine_for<4, std::uint32_t>(format, descending, fn);
+    case 8:
+      return narrow ? with_engine_for<8, std::uint32_t>(format, descending, fn)
+                    : with_engine_for<8, std::uint64_t>(format, descending, fn);
+    case 12:
+      return narrow ? with_engine_for<12, std::uint32_t>(format, descending, fn)
+                    : with_engine_for<12, std::uint64_t>(format, descending, fn);
+    case 16:
+      return narrow ? with_engine_for<16, std::uint32_t>(format, descending, fn)
+                    : with_engine_for<16, std::uint64_t>(format, descending, fn);
+    default:
+      break;
+  }
+  throw_error("sort_records: no radix path for " + describe(format));
+}
+
+/// Throws unless [a, a + a_bytes) and [b, b + b_bytes) are disjoint.
+void expect_disjoint(const std::byte* a, std::uint64_t a_bytes, const std::byte* b,
+                     std::uint64_t b_bytes, const std::string& what) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  GPUSORT_EXPECTS(x + a_bytes <= y || y + b_bytes <= x, what);
 }
 
 /// True when the record moves whole through the radix passes (layouts (a) and (b)).
@@ -470,13 +622,13 @@ std::uint64_t items_offset(const std::byte* scratch, std::uint64_t count,
 }
 
 /// Wide records, bytes:N keys: sort (key, index) items, settle prefix ties, gather records.
-std::byte* sort_through_items(std::byte* data, std::byte* scratch, std::uint64_t count,
+std::byte* sort_through_items(const std::byte* data, std::byte* scratch, std::uint64_t count,
                               const record_format& format, bool descending) {
   auto* items = reinterpret_cast<sort_item*>(scratch + items_offset(scratch, count,
                                                                     format.record_size));
   sort_item* spare = items + count;
   extract_items(data, count, format, descending, 0, items);
-  const radix_engine<16, std::uint64_t> engine(
+  const radix_engine<16, std::uint64_t, false> engine(
       detail::make_key_codec<std::uint64_t>(key_type::u64, false), 0);
   sort_item* sorted = engine.sort(reinterpret_cast<std::byte*>(items),
                                   reinterpret_cast<std::byte*>(spare), count)
@@ -496,38 +648,68 @@ std::uint64_t sort_scratch_bytes(std::uint64_t count, const record_format& forma
   return records + 64 + 2 * count * sizeof(sort_item);
 }
 
+std::uint64_t sort_into_scratch_bytes(std::uint64_t count, const record_format& format) {
+  return sorts_records_directly(format) ? 0 : sort_scratch_bytes(count, format);
+}
+
 std::byte* sort_records(std::byte* data, std::byte* scratch, std::uint64_t count,
                         const record_format& format, bool descending) {
   format.validate();
   if (count <= 1) return data;
   GPUSORT_EXPECTS(data != nullptr && scratch != nullptr, "sort_records: null buffer");
-  {
-    const auto d = reinterpret_cast<std::uintptr_t>(data);
-    const auto s = reinterpret_cast<std::uintptr_t>(scratch);
-    GPUSORT_EXPECTS(d + count * format.record_size <= s ||
-                        s + sort_scratch_bytes(count, format) <= d,
-                    "sort_records: the scratch buffer overlaps the records");
-  }
+  expect_disjoint(data, count * format.record_size, scratch, sort_scratch_bytes(count, format),
+                  "sort_records: the scratch buffer overlaps the records");
   if (!sorts_records_directly(format))
     return sort_through_items(data, scratch, count, format, descending);
+  std::byte* sorted = nullptr;
+  with_engine(format, descending, [&](const auto& engine) {
+    sorted = engine.sort(data, scratch, count) ? data : scratch;
+  });
+  return sorted;
+}
 
-  const bool narrow = detail::has_32bit_word(format.type);
-  switch (format.record_size) {
-    case 4:
-      return sort_with<4, std::uint32_t>(data, scratch, count, format, descending);
-    case 8:
-      return narrow ? sort_with<8, std::uint32_t>(data, scratch, count, format, descending)
-                    : sort_with<8, std::uint64_t>(data, scratch, count, format, descending);
-    case 12:
-      return narrow ? sort_with<12, std::uint32_t>(data, scratch, count, format, descending)
-                    : sort_with<12, std::uint64_t>(data, scratch, count, format, descending);
-    case 16:
-      return narrow ? sort_with<16, std::uint32_t>(data, scratch, count, format, descending)
-                    : sort_with<16, std::uint64_t>(data, scratch, count, format, descending);
-    default:
-      break;
+namespace {
+
+/// What sort_records_into and sort_records_from share: checks, and the paths that leave the
+/// records where they are. `sort_direct` sorts records that move whole.
+template <typename SortDirect>
+void sort_to_output(const std::byte* data, std::byte* scratch, std::byte* out,
+                    std::uint64_t count, const record_format& format, bool descending,
+                    const char* what, SortDirect&& sort_direct) {
+  format.validate();
+  const std::uint64_t bytes = count * format.record_size;
+  if (count == 0) return;
+  GPUSORT_EXPECTS(data != nullptr && out != nullptr, std::string(what) + ": null buffer");
+  expect_disjoint(data, bytes, out, bytes,
+                  (std::string(what) + ": the output overlaps the records"));
+  if (count == 1) {
+    std::memcpy(out, data, bytes);
+    return;
   }
-  throw_error("sort_records: no radix path for " + describe(format));
+  if (sorts_records_directly(format)) {
+    with_engine(format, descending, sort_direct);
+    return;
+  }
+  GPUSORT_EXPECTS(scratch != nullptr, std::string(what) + ": null scratch buffer");
+  expect_disjoint(data, bytes, scratch, sort_scratch_bytes(count, format),
+                  (std::string(what) + ": the scratch buffer overlaps the records"));
+  expect_disjoint(out, bytes, scratch, sort_scratch_bytes(count, format),
+                  (std::string(what) + ": the scratch buffer overlaps the output"));
+  copy_records(out, sort_through_items(data, scratch, count, format, descending), bytes);
+}
+
+}  // namespace
+
+void sort_records_into(std::byte* data, std::byte* scratch, std::byte* out, std::uint64_t count,
+                       const record_format& format, bool descending) {
+  sort_to_output(data, scratch, out, count, format, descending, "sort_records_into",
+                 [&](const auto& engine) { engine.sort_into(data, out, count); });
+}
+
+void sort_records_from(const std::byte* src, std::byte* scratch, std::byte* out,
+                       std::uint64_t count, const record_format& format, bool descending) {
+  sort_to_output(src, scratch, out, count, format, descending, "sort_records_from",
+                 [&](const auto& engine) { engine.sort_from(src, out, count); });
 }
 
 }  // namespace gpusort::cpu

@@ -213,7 +213,10 @@ run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_re
   fill_slot_for_[1] = 1;
   aux_slot_ = 2;
 
-  for (device_buffer& slot : slots_) slot = device_buffer(slot_bytes_, dev);
+  // One chunk needs no second data slot: allocating it would only cost setup time.
+  const bool one_chunk = config.expected_records != 0 && config.expected_records <= chunk_records_;
+  for (int i = 0; i < 3; ++i)
+    if (i != 1 || !one_chunk) slots_[i] = device_buffer(slot_bytes_, dev);
   temp_ = device_buffer(std::max<std::size_t>(temp_bytes_, 1), dev);
   h2d_ = stream(dev);
   compute_ = stream(dev);
@@ -221,7 +224,8 @@ run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_re
   if (config.poison_device_memory) {
     // Synchronous: the H2D stream must not race with it.
     for (device_buffer& slot : slots_)
-      GPUSORT_CUDA_TRY(cudaMemsetAsync(slot.data(), 0xA5, slot.size(), compute_.get()));
+      if (slot.size() != 0)
+        GPUSORT_CUDA_TRY(cudaMemsetAsync(slot.data(), 0xA5, slot.size(), compute_.get()));
     GPUSORT_CUDA_TRY(cudaMemsetAsync(temp_.data(), 0xA5, temp_.size(), compute_.get()));
     compute_.synchronize();
   }
@@ -458,6 +462,9 @@ bool run_former::impl::enqueue_h2d() {
       // Chunk j goes into the slot run j-2 occupies, known once sort j-2 was enqueued.
       const auto slot = fill_slot_for_.find(next_chunk_);
       if (slot == fill_slot_for_.end()) break;
+      GPUSORT_EXPECTS(slots_[slot->second].size() != 0,
+                      "GPU run former: more records pushed than "
+                      "run_former_config::expected_records");
       fill_ = fill_state{true, next_chunk_, slot->second, 0};
       fill_slot_for_.erase(slot);
       ++next_chunk_;
@@ -631,6 +638,7 @@ bool run_former::impl::enqueue_d2h() {
       const std::uint64_t offset = first * record_size_;
       const std::size_t len = count * record_size_;
       const std::span<std::byte> host = sink_.piece_buffer(run.index, offset, len);
+      if (host.empty()) return progress;  // no host buffer free now: poll, then ask again
       GPUSORT_EXPECTS(host.size() == len && host.data() != nullptr,
                       "GPU run former: run_sink::piece_buffer returned " +
                           std::to_string(host.size()) + " bytes for a piece of " +

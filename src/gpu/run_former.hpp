@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "core/host_buffer.hpp"
 #include "gpusort/record_format.hpp"
 
 namespace gpusort {
@@ -55,13 +56,12 @@ class pinned_buffer {
   pinned_buffer(const pinned_buffer&) = delete;
   pinned_buffer& operator=(const pinned_buffer&) = delete;
 
-  [[nodiscard]] std::byte* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::byte* data() const noexcept { return memory_.data(); }
+  [[nodiscard]] std::size_t size() const noexcept { return memory_.size(); }
 
  private:
-  void release() noexcept;
-  std::byte* data_ = nullptr;
-  std::size_t size_ = 0;
+  void unregister() noexcept;
+  host_buffer memory_;  // first-touched in parallel: registering untouched memory is slow
   bool registered_ = false;
 };
 
@@ -74,6 +74,9 @@ struct run_former_config {
   /// Upper bound on records per chunk (0: as many as the budget allows). Lets tests force
   /// many chunks and lets the planner balance chunk sizes.
   std::uint64_t max_chunk_records = 0;
+  /// Records the caller will push, when known (0: unknown). When they fit one chunk, the
+  /// second data slot is not allocated; pushing more is then an error.
+  std::uint64_t expected_records = 0;
   /// Bytes per H2D/D2H copy (rounded to whole records); 0: a default of tens of MiB.
   std::size_t piece_bytes = 0;
   /// Tests: fill all device memory with 0xA5 at setup, and the auxiliary slot and CUB's
@@ -88,7 +91,9 @@ class run_sink {
  public:
   virtual ~run_sink() = default;
   /// Host memory (page-locked for full speed) to receive bytes [offset, offset + len) of run
-  /// `run`; it must stay valid until piece_done for it returns.
+  /// `run`; it must stay valid until piece_done for it returns. An empty span means no buffer
+  /// is free now: the former keeps delivering finished pieces and asks again. Blocking here
+  /// instead would hold back the piece_done() calls that free buffers.
   virtual std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
                                             std::size_t len) = 0;
   /// Those bytes have landed.

@@ -13,6 +13,28 @@
 
 namespace gpusort::io {
 
+/// A read-only, shared mapping of an input file; unmapped when destroyed. Move-only.
+class input_mapping {
+ public:
+  input_mapping(void* base, std::size_t length, std::size_t offset) noexcept
+      : base_(base), length_(length), offset_(offset) {}
+  input_mapping(input_mapping&& other) noexcept;
+  input_mapping& operator=(input_mapping&& other) noexcept;
+  input_mapping(const input_mapping&) = delete;
+  input_mapping& operator=(const input_mapping&) = delete;
+  ~input_mapping();
+
+  /// The input's bytes (from where it begins, e.g. stdin's position).
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept {
+    return {static_cast<const std::byte*>(base_) + offset_, length_ - offset_};
+  }
+
+ private:
+  void* base_ = nullptr;
+  std::size_t length_ = 0;
+  std::size_t offset_ = 0;
+};
+
 /**
  * Opens every input up front, so that a missing or unreadable file fails before any work.
  * - Regular files are read at offsets with several requests in flight; streams (pipes, ttys,
@@ -38,11 +60,29 @@ class input_source {
    */
   std::size_t read(std::span<std::byte> dst, uring& ring, const transfer_config& config = {});
 
+  /**
+   * Reads dst.size() bytes at `offset` of the concatenation, independently of read()'s
+   * position; only when known_size() is set, and offset + dst.size() must not pass it.
+   * Several threads may call it at once, each with its own ring.
+   */
+  void read_at(std::uint64_t offset, std::span<std::byte> dst, uring& ring,
+               const transfer_config& config = {}) const;
+
+  /**
+   * Maps the whole input read-only, with its page tables filled in, when it is one regular,
+   * non-empty file that read() has not started on: a sort then reads the page cache in place
+   * instead of copying it into fresh memory. nullopt otherwise. Does not move position().
+   * A file truncated by another process while it is mapped raises SIGBUS on access.
+   * @throw gpusort::error naming the file when mmap fails.
+   */
+  [[nodiscard]] std::optional<input_mapping> map_whole() const;
+
  private:
   struct input {
     file_descriptor fd;
     bool regular = false;
     std::uint64_t size = 0;  // regular files only
+    std::uint64_t start = 0;  // where it begins: stdin redirected from a file may not be at 0
     std::uint64_t consumed = 0;
   };
   std::vector<input> inputs_;

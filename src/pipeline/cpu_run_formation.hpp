@@ -1,8 +1,11 @@
 // Run formation on the host: read chunks, sort each with the CPU radix sort, store the runs.
 #pragma once
 
+#include <cstdint>
+
 #include "gpusort/record_format.hpp"
 #include "io/input_source.hpp"
+#include "io/output_sink.hpp"
 #include "pipeline/run_store.hpp"
 #include "pipeline/sort_plan.hpp"
 
@@ -19,5 +22,23 @@ namespace gpusort::pipeline {
  */
 void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const record_format& format,
                       bool descending, run_store& store, trace_recorder* trace);
+
+/**
+ * Sorts an input of known size that is one run (plan.single_run) straight into the output.
+ * One input file is mapped read-only and sorted from its page cache into the output file's
+ * mapping (io::input_source::map_whole, cpu::sort_records_from); other inputs are read into
+ * host memory, and the radix sort uses that memory and the output mapping as its two buffers.
+ * Either way the last pass writes the sorted records in place: no scratch buffer (fresh
+ * memory costs a page fault and zeroing per page), and no pass that copies the sorted run
+ * into the output.
+ * - `sink` is the output sink for `total_bytes` (= input.known_size()); nothing is read and
+ *   false is returned unless it maps the whole output (output_sink::mapping()), and the
+ *   caller sorts the general way. Its pages are faulted in first with `threads` threads.
+ * - Returns true once every record is sorted into the sink (the caller still calls finish).
+ * @throw gpusort::error from reading or sorting, or when the input's size changed.
+ */
+bool sort_single_run_into(io::input_source& input, const sort_plan& plan,
+                          const record_format& format, bool descending, io::output_sink& sink,
+                          std::uint64_t total_bytes, unsigned threads, trace_recorder* trace);
 
 }  // namespace gpusort::pipeline

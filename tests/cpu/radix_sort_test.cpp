@@ -2,14 +2,17 @@
 #include "cpu/radix_sort.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <utility>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cpu/sort_items.hpp"
@@ -284,6 +287,89 @@ INSTANTIATE_TEST_SUITE_P(
       return s + "_r" + std::to_string(c.record_size) + "_o" + std::to_string(c.key_offset);
     });
 
+/// A copy of records in pages the process may only read: a sort that writes its source faults.
+class read_only_records {
+ public:
+  explicit read_only_records(const std::vector<std::byte>& records)
+      : bytes_(std::max<std::size_t>(records.size(), 1)) {
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap");
+    base_ = static_cast<std::byte*>(p);
+    if (!records.empty()) std::memcpy(base_, records.data(), records.size());
+    if (::mprotect(base_, bytes_, PROT_READ) != 0) {
+      const int err = errno;
+      ::munmap(base_, bytes_);
+      throw std::system_error(err, std::generic_category(), "mprotect");
+    }
+  }
+  read_only_records(const read_only_records&) = delete;
+  read_only_records& operator=(const read_only_records&) = delete;
+  ~read_only_records() { ::munmap(base_, bytes_); }
+  [[nodiscard]] const std::byte* data() const { return base_; }
+
+ private:
+  std::size_t bytes_;
+  std::byte* base_ = nullptr;
+};
+
+TEST_P(radix_sort_layouts, sorts_into_a_separate_output) {
+  // sort_records_into uses the input and the output as the sort's two buffers; the result
+  // must land in the output whatever the number of passes each bucket took.
+  const layout_case c = GetParam();
+  const record_format f = make_format(c.type, c.key_size, c.record_size, c.key_offset);
+  std::vector<std::uint64_t> sizes = {0, 1, 2, 25, 4097, 300007};
+  if (c.record_size <= 16) sizes.push_back(std::uint64_t{1} << 21 | 1);
+  for (const std::uint64_t n : sizes) {
+    for (bool descending : {false, true}) {
+      const std::uint64_t seed = test::base_seed() + 57 * n + descending;
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(n) + " records");
+      std::vector<std::byte> in = test::random_records(n, f, seed);
+      stamp_index(in, f);
+      std::vector<std::byte> data = in;
+      std::vector<std::byte> out(in.size());
+      std::vector<std::byte> scratch(sort_into_scratch_bytes(n, f));
+      sort_records_into(data.data(), scratch.empty() ? nullptr : scratch.data(), out.data(), n,
+                        f, descending);
+      const std::vector<std::byte> want = reference_sort(in, f, descending);
+      ASSERT_TRUE(out == want);
+      // sort_records_from must give the same without writing its source.
+      const read_only_records src(in);
+      std::fill(out.begin(), out.end(), std::byte{0});
+      sort_records_from(src.data(), scratch.empty() ? nullptr : scratch.data(), out.data(), n, f,
+                        descending);
+      ASSERT_TRUE(out == want) << "sort_records_from";
+    }
+  }
+}
+
+TEST(radix_sort_into, equal_and_skewed_keys_land_in_the_output) {
+  // All-equal keys end without a single scatter; skewed keys recurse through a second pass
+  // over memory. Both must still come out in `out`.
+  const record_format f = make_format(key_type::u64, 8, 16, 0);
+  const std::uint64_t n = (std::uint64_t{1} << 21) + 5;
+  const std::uint64_t seed = test::base_seed() + 91;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int shape = 0; shape < 2; ++shape) {
+    std::vector<std::byte> in(n * f.record_size);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t v = shape == 0 ? 42 : ((rng() % 10 == 0) ? rng() : (rng() & 0xffff));
+      std::memcpy(in.data() + i * f.record_size, &v, 8);
+    }
+    stamp_index(in, f);
+    std::vector<std::byte> data = in;
+    std::vector<std::byte> out(in.size());
+    sort_records_into(data.data(), nullptr, out.data(), n, f, false);
+    const std::vector<std::byte> want = reference_sort(in, f, false);
+    EXPECT_TRUE(out == want) << "shape " << shape;
+    // From a read-only source, buckets too large for the cache need buffers of their own.
+    const read_only_records src(in);
+    std::fill(out.begin(), out.end(), std::byte{0});
+    sort_records_from(src.data(), nullptr, out.data(), n, f, false);
+    EXPECT_TRUE(out == want) << "sort_records_from, shape " << shape;
+  }
+}
+
 TEST(radix_sort_bytes, gensort_prefix_ties) {
   // gensort-like 100-byte records with 10-byte keys whose first 8 bytes tie often: the items
   // sort by the prefix and resolve_prefix_ties must order the last two bytes, stably.
@@ -353,6 +439,8 @@ TEST(radix_sort_errors, rejects_bad_formats_and_overlap) {
   EXPECT_THROW(sort_records(data.data(), scratch.data(), 4, bad, false), gpusort::error);
   const record_format ok = make_format(key_type::u64, 8, 8, 0);
   EXPECT_THROW(sort_records(data.data(), data.data() + 8, 4, ok, false), gpusort::error);
+  EXPECT_THROW(sort_records_into(data.data(), nullptr, data.data() + 8, 4, ok, false),
+               gpusort::error);
 }
 
 TEST(radix_sort_scratch, sizes_cover_each_layout) {
@@ -360,6 +448,13 @@ TEST(radix_sort_scratch, sizes_cover_each_layout) {
   EXPECT_EQ(sort_scratch_bytes(1000, make_format(key_type::u32, 4, 12, 0)), 12000u);
   EXPECT_GE(sort_scratch_bytes(1000, make_format(key_type::bytes, 10, 100, 0)),
             1000u * 100 + 2 * 1000 * sizeof(sort_item));
+}
+
+TEST(radix_sort_scratch, sorting_into_an_output_needs_none_for_whole_records) {
+  EXPECT_EQ(sort_into_scratch_bytes(1000, make_format(key_type::u64, 8, 8, 0)), 0u);
+  EXPECT_EQ(sort_into_scratch_bytes(1000, make_format(key_type::f32, 4, 16, 4)), 0u);
+  const record_format wide = make_format(key_type::bytes, 10, 100, 0);
+  EXPECT_EQ(sort_into_scratch_bytes(1000, wide), sort_scratch_bytes(1000, wide));
 }
 
 }  // namespace

@@ -29,6 +29,30 @@ struct sort_case {
   std::size_t piece_bytes = 0;
   /// 0: one push of everything; else pushes of random whole-record sizes up to this many bytes.
   std::size_t max_push_bytes = 0;
+  /// Tell the former how many records come (run_former_config::expected_records).
+  bool announce_records = false;
+  /// The sink has no buffer free for every n-th piece_buffer() call (0: always has one).
+  unsigned refuse_every = 0;
+};
+
+/// A collecting sink that now and then has no buffer free, as a sink with a bounded pool does.
+class refusing_sink final : public collecting_sink {
+ public:
+  refusing_sink(std::uint32_t record_size, unsigned every)
+      : collecting_sink(record_size), every_(every) {}
+  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset, std::size_t len) override {
+    if (every_ != 0 && ++calls_ % every_ == 0) {
+      ++refusals_;
+      return {};
+    }
+    return collecting_sink::piece_buffer(run, offset, len);
+  }
+  [[nodiscard]] std::uint64_t refusals() const { return refusals_; }
+
+ private:
+  unsigned every_;
+  std::uint64_t calls_ = 0;
+  std::uint64_t refusals_ = 0;
 };
 
 struct sort_result {
@@ -48,7 +72,8 @@ sort_result run_former_on(const sort_case& c, const std::vector<std::byte>& inpu
   config.memory_budget = c.memory_budget;
   config.piece_bytes = c.piece_bytes;
   config.poison_device_memory = true;
-  collecting_sink sink(c.format.record_size);
+  if (c.announce_records) config.expected_records = input.size() / c.format.record_size;
+  refusing_sink sink(c.format.record_size, c.refuse_every);
   sort_result result;
   std::atomic<std::uint64_t> consumed{0};
   std::atomic<std::uint64_t> consumed_in_order{0};
@@ -78,6 +103,9 @@ sort_result run_former_on(const sort_case& c, const std::vector<std::byte>& inpu
   EXPECT_TRUE(sink.all_pieces_done());
   EXPECT_EQ(sink.runs_done(), sink.runs().size());
   result.runs = sink.runs();
+  if (c.refuse_every != 0 && !input.empty()) {
+    EXPECT_GT(sink.refusals(), 0u) << "the sink never refused a buffer";
+  }
   return result;
 }
 
@@ -231,6 +259,42 @@ TEST_F(run_former_test, EmptyPushesAreConsumed) {
   }
   EXPECT_EQ(consumed, 2);
   EXPECT_TRUE(sink.runs().empty());
+}
+
+TEST_F(run_former_test, SinkWithoutFreeBuffersIsAskedAgain) {
+  for (const unsigned every : {2u, 3u}) {
+    sort_case c;
+    c.format = make_format(key_type::u64, 16, 0);
+    c.records = 300001;
+    c.max_chunk_records = 70000;  // 5 chunks, refilled in place
+    c.piece_bytes = 64 << 10;
+    c.refuse_every = every;
+    sort_and_check(c, base_seed() + every);
+  }
+}
+
+TEST_F(run_former_test, AnnouncedSingleChunkSkipsTheSecondSlot) {
+  for (const std::uint64_t n : {std::uint64_t{1}, std::uint64_t{123457}}) {
+    sort_case c;
+    c.format = key_only_format(key_type::f64);
+    c.records = n;
+    c.announce_records = true;
+    c.max_chunk_records = 123457;
+    c.descending = true;
+    sort_and_check(c, base_seed() + n);
+  }
+}
+
+TEST_F(run_former_test, MoreRecordsThanAnnouncedThrows) {
+  gpu::run_former_config config;
+  config.format = key_only_format(key_type::u32);
+  config.max_chunk_records = 1000;
+  config.expected_records = 1000;
+  collecting_sink sink(4);
+  const std::vector<std::byte> input = random_records(2500, config.format, base_seed());
+  gpu::run_former former(config, sink, nullptr);
+  former.push(input, [] {});
+  EXPECT_THROW(former.finish(), error);
 }
 
 TEST_F(run_former_test, OneRecord) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -16,12 +18,7 @@
 namespace gpusort::io {
 namespace {
 
-std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::byte> v(n);
-  for (auto& b : v) b = static_cast<std::byte>(rng());
-  return v;
-}
+using test::random_bytes;
 
 TEST(Uring, WriteThenReadExactWithManySmallRequests) {
   test::scratch_dir dir;
@@ -115,6 +112,67 @@ TEST(InputSource, ConcatenatesFilesAndChecksRecordSize) {
     EXPECT_NE(std::string(e.what()).find("odd"), std::string::npos);
   }
   EXPECT_THROW(input_source({dir.file("missing")}, 8), error);
+}
+
+TEST(InputSource, MapsOneWholeRegularFile) {
+  test::scratch_dir dir;
+  const auto a = random_bytes(4096 * 2 + 24, 8);
+  test::write_file(dir.file("a"), a);
+  test::write_file(dir.file("empty"), {});
+  {
+    const input_source in({dir.file("a")}, 8);
+    std::optional<input_mapping> m = in.map_whole();
+    ASSERT_TRUE(m);
+    const std::span<const std::byte> bytes = m->bytes();
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), a.begin(), a.end()));
+    // Moving hands the mapping over: it stays readable after the source is gone.
+    input_mapping moved = std::move(*m);
+    m.reset();
+    EXPECT_TRUE(std::equal(moved.bytes().begin(), moved.bytes().end(), a.begin(), a.end()));
+  }
+  // Only one regular, non-empty file that read() has not started on is mapped.
+  EXPECT_FALSE(input_source({dir.file("a"), dir.file("a")}, 8).map_whole());
+  EXPECT_FALSE(input_source({dir.file("empty")}, 8).map_whole());
+  input_source started({dir.file("a")}, 8);
+  uring ring;
+  std::vector<std::byte> head(8);
+  ASSERT_EQ(started.read(head, ring), 8u);
+  EXPECT_FALSE(started.map_whole());
+}
+
+TEST(InputSource, ReadsAtOffsetsAcrossFilesFromSeveralThreads) {
+  test::scratch_dir dir;
+  std::vector<std::vector<std::byte>> parts = {random_bytes(4096 * 3 + 8, 4), random_bytes(0, 5),
+                                               random_bytes(808, 6), random_bytes(65536, 7)};
+  std::vector<std::string> paths;
+  std::vector<std::byte> all;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    paths.push_back(dir.file("p" + std::to_string(i)));
+    test::write_file(paths.back(), parts[i]);
+    all.insert(all.end(), parts[i].begin(), parts[i].end());
+  }
+  const input_source in(paths, 8);
+  ASSERT_EQ(*in.known_size(), all.size());
+  // Pieces of odd lengths that straddle file boundaries, read by four threads at once.
+  const std::size_t piece = 1000;
+  std::vector<std::byte> got(all.size());
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      uring ring;
+      transfer_config small;
+      small.block_bytes = 4096;
+      for (std::size_t at = t * piece; at < all.size(); at += 4 * piece) {
+        const std::size_t n = std::min(piece, all.size() - at);
+        in.read_at(at, std::span(got).subspan(at, n), ring, small);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(got, all);
+  uring ring;
+  std::vector<std::byte> one(8);
+  EXPECT_THROW(in.read_at(all.size() - 4, one, ring), error);
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from a package made by scripts/package-device.sh: GPU tests,
-# compute-sanitizer, the chunked-sort benchmark, and the end-to-end harness. Logs go to $OUT
-# (at most 8 files come back: keep it that way).
-# Usage: device_run.sh [tests] [sanitizer] [chunked] [e2e] [stats]   (default: all)
+# compute-sanitizer, the chunked-sort benchmark, and the end-to-end harness. Logs go to $OUT,
+# at most 8 files (all that come back): tests.log (machine, tests, sanitizer), chunked.log,
+# the harness's results.{csv,md,png} and iofloor-*.json, stats.txt (stats and multichunk) and
+# trace-gpu.json.gz; the harness's console log stays in $WORK.
+# Usage: device_run.sh [tests] [sanitizer] [chunked] [e2e] [stats] [multichunk]   (default: all)
+#   multichunk: an input of MULTI_SIZE (default 24G) sorted with --gpu-memory MULTI_GPU_MEMORY
+#   (default 8G), so that it forms several runs that are merged, against the I/O floor
+#   (input and output must fit the 64 GiB disk of the GPU machine).
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/bin
@@ -13,12 +18,12 @@ repeat=${E2E_REPEAT:-3}
 mkdir -p "$out" "$work"
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONUNBUFFERED=1
-stages=${*:-tests sanitizer chunked e2e stats}
+stages=${*:-tests sanitizer chunked e2e stats multichunk}
 want() { [[ " $stages " == *" $1 "* ]]; }
 say() { echo "== $(date +%T) $*"; }
 
 { nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max \
-    --format=csv; nproc; free -g; df -h /tmp | tail -1; uname -r; } > "$out/machine.txt" 2>&1
+    --format=csv; nproc; free -g; df -h /tmp | tail -1; uname -r; } > "$out/tests.log" 2>&1
 
 if want tests; then
   say tests
@@ -27,7 +32,7 @@ if want tests; then
     [ -x "$bin/$t" ] || continue
     echo "### $t"
     timeout 300 "$bin/$t" --gtest_color=no 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40
-  done > "$out/tests.log" 2>&1
+  done >> "$out/tests.log" 2>&1
   tail -n 40 "$out/tests.log"
 fi
 
@@ -58,8 +63,8 @@ if want e2e; then
   timeout 560 python3 "$here/bench/run_bench.py" --sizes "$size" --distributions uniform \
     --repeat "$repeat" --bin-dir "$bin" --work-dir "$work/e2e" --results "$out" \
     --contenders "${E2E_CONTENDERS:-iofloor,cp,gpusort-gpu,gpusort-cpu,cubsort,cupy,tbbsort}" \
-    --keep-inputs > "$out/e2e.log" 2>&1
-  tail -n 25 "$out/e2e.log"
+    --keep-inputs > "$work/e2e.log" 2>&1
+  tail -n 25 "$work/e2e.log"
 fi
 
 if want stats; then
@@ -75,7 +80,31 @@ if want stats; then
     "$bin/gpusort" $mode --stats --verbose --trace "$work/trace.json" "$in" "$work/stats.out" 2>&1
     rm -f "$work/stats.out"
     [ -z "$mode" ] && gzip -c "$work/trace.json" > "$out/trace-gpu.json.gz"
-  done > "$out/stats.txt" 2>&1
+  done >> "$out/stats.txt" 2>&1
   cat "$out/stats.txt"
+fi
+if want multichunk; then
+  msize=${MULTI_SIZE:-24G}
+  mgpu=${MULTI_GPU_MEMORY:-8G}
+  say "multichunk $msize, --gpu-memory $mgpu"
+  rm -rf "$work/e2e"  # room in the page cache for this input, its runs and its output
+  in=$work/multi.bin
+  {
+    "$bin/gpusort-datagen" -t u64 --size "$msize" -d uniform --seed 3 -o "$in"
+    cat "$in" > /dev/null
+    "$bin/gpusort-iofloor" --repeat 2 --read uring-threads,uring-async --write mmap-sink \
+      "$in" "$work/multi.out" | tail -n 2
+    rm -f "$work/multi.out"
+    for i in 1 2; do
+      echo "### gpusort --gpu-memory $mgpu --stats --verbose (run $i)"
+      start=$EPOCHREALTIME
+      "$bin/gpusort" --gpu-memory "$mgpu" --stats --verbose "$in" "$work/multi.out"
+      echo "wall $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }') s"
+      [ "$i" = 2 ] && "$bin/gpusort-validate" "$in" "$work/multi.out"
+      rm -f "$work/multi.out"
+    done
+  } > "$work/multichunk.txt" 2>&1
+  tee -a "$out/stats.txt" < "$work/multichunk.txt"
+  rm -f "$in"
 fi
 say done
