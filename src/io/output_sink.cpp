@@ -139,6 +139,7 @@ class mapped_sink final : public output_sink {
 
   void finish() override { stop_prefault(); }
   [[nodiscard]] const char* name() const override { return "mmap"; }
+  [[nodiscard]] bool parallel_writes() const override { return true; }
 
  private:
   /// Output bytes each prefault step maps in: large enough that the per-call cost vanishes,
@@ -251,6 +252,7 @@ class uring_sink final : public output_sink {
 
   void finish() override { wait_idle(); }
   [[nodiscard]] const char* name() const override { return "uring"; }
+  [[nodiscard]] bool parallel_writes() const override { return false; }
 
  private:
   static constexpr std::size_t buffer_count = 3;

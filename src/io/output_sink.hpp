@@ -53,6 +53,9 @@ class output_sink {
   /// ends the output.
   [[nodiscard]] virtual std::span<std::byte> mapping() { return {}; }
   [[nodiscard]] virtual const char* name() const = 0;
+  /// True when several threads may fill windows and write at once, in any order (a mapped
+  /// file); false when the sink serializes them (staged writes, a stream).
+  [[nodiscard]] virtual bool parallel_writes() const = 0;
 };
 
 /// Sink for `total_bytes` of output into `out`; time spent writing is recorded on the "write"

@@ -12,7 +12,6 @@
 #include <future>
 #include <map>
 #include <mutex>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -150,7 +149,7 @@ class run_collector final : public gpu::run_sink {
   void piece_done(std::uint64_t run, std::uint64_t offset, std::span<std::byte> piece) override {
     if (mode_ == mode::direct_output) {
       if (sink_ == nullptr) sink_ = &open_sink_(output_bytes_);
-      if (std::string_view(sink_->name()) == "mmap") {
+      if (sink_->parallel_writes()) {
         // Pieces of a mapped file are independent: writing several at once keeps every thread
         // busy (one 64 MiB piece at a time measured 2.2 GB/s on the H200 machine, the whole
         // file at once 8.9 GB/s).

@@ -66,6 +66,7 @@ class run_file_sink final : public io::output_sink {
   }
   void finish() override {}
   [[nodiscard]] const char* name() const override { return "run file"; }
+  [[nodiscard]] bool parallel_writes() const override { return false; }
 
  private:
   static constexpr std::size_t window_bytes = std::size_t{16} << 20;
@@ -160,7 +161,7 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
 std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
                          bool descending, const sort_plan& plan, trace_recorder* trace) {
   std::vector<sorted_run>& runs = store.runs();
-  const bool parallel_windows = std::string_view(sink.name()) == "mmap";
+  const bool parallel_windows = sink.parallel_writes();
   const bool all_resident =
       std::all_of(runs.begin(), runs.end(), [](const sorted_run& r) { return r.resident(); });
   if (all_resident) {

@@ -595,7 +595,7 @@ void write_records(const generator_config& config, const std::string& path,
     gen.generate(first, n, window);
     sink->commit(first * rs, window);
   };
-  if (std::strcmp(sink->name(), "mmap") == 0) {
+  if (sink->parallel_writes()) {
     // Mapped windows may be filled in any order: each thread maps (and so populates) its own.
     tbb::parallel_for(std::uint64_t{0}, windows, fill);
   } else {
