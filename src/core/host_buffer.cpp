@@ -6,6 +6,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <cstdint>
 #include <utility>
 
 #include "gpusort/error.hpp"
@@ -16,9 +17,22 @@ host_buffer::host_buffer(std::size_t bytes, bool prefault) : size_(bytes) {
   if (bytes == 0) return;
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   mapped_ = (bytes + page - 1) / page * page;
-  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Buffers of a huge page or more start on a huge-page boundary, so that every page of them
+  // can be a huge page: map one huge page more than needed and give back the ends.
+  constexpr std::size_t huge = std::size_t{2} << 20;
+  const std::size_t slack = mapped_ >= huge ? huge : 0;
+  void* p = ::mmap(nullptr, mapped_ + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
   if (p == MAP_FAILED) throw out_of_memory("cannot allocate " + std::to_string(bytes) +
                                                " bytes of host memory", bytes);
+  if (slack != 0) {
+    const auto start = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t aligned = (start + huge - 1) & ~std::uintptr_t{huge - 1};
+    const std::size_t head = aligned - start;
+    if (head != 0) ::munmap(p, head);
+    if (slack - head != 0) ::munmap(reinterpret_cast<void*>(aligned + mapped_), slack - head);
+    p = reinterpret_cast<void*>(aligned);
+  }
   // Huge pages cut the page-fault and TLB cost of streaming over gigabytes; advisory only.
   ::madvise(p, mapped_, MADV_HUGEPAGE);
   data_ = static_cast<std::byte*>(p);

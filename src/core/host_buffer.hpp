@@ -1,6 +1,6 @@
-// Large host allocations: anonymous mappings with transparent huge pages, optionally
-// first-touched in parallel (a fresh page costs a fault and a zeroing; 16 threads fault
-// about 15 GB/s, one thread far less).
+// Large host allocations: anonymous mappings with transparent huge pages, aligned to a huge
+// page when they are that large, optionally first-touched in parallel (a fresh page costs a
+// fault and a zeroing; 16 threads fault about 15 GB/s, one thread far less).
 #pragma once
 
 #include <cstddef>

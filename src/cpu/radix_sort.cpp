@@ -1,4 +1,4 @@
-// Parallel, stable radix sort of records on TBB: one wide MSD pass over memory, MSD in cache.
+// Parallel, stable radix sort of records on TBB: one wide MSD pass over memory, LSD in cache.
 //
 // Shape of the sort (digits are bit fields of the normalized key, which is computed on every
 // read and never stored):
@@ -7,27 +7,26 @@
 //  2. A range larger than the cache is scattered by a digit of 8 to 12 bits, as wide as it
 //     takes for the buckets to fit in the L2, from memory to memory through write-combining
 //     buffers (whole cache lines, streaming stores). Buckets still too large repeat this.
-//  3. Each bucket is sorted on its own, in parallel over buckets, by MSD passes in cache: count
-//     a digit with about one bucket per record (at most 8 bits), scatter by it into a partner
-//     buffer; when no bucket holds more than 16 records, one insertion pass over the whole
-//     range finishes it (records only move within their bucket), else the buckets recurse.
-//     Insertion sort writes into whichever buffer the result must end in, so the buffers'
-//     parity never costs a copy. A bucket whose result stays where it is pairs with a
-//     per-thread buffer that stays in cache instead of with its (cold) place in the other
-//     buffer.
+//  3. Each bucket is sorted on its own, in parallel over buckets, in cache: one read counts
+//     several 8-bit digits below the highest bit that varies (about log2(n) + 4 bits in all),
+//     LSD passes scatter by them between two per-thread buffers on one huge page, and one
+//     insertion pass from there into wherever the result must end finishes the range (few
+//     records share that prefix with a neighbour). When skewed keys leave large groups with
+//     an equal prefix, the insertion pass gives up early and each such group is sorted the
+//     same way by the bits below.
 // Every pass is a stable counting sort and insertion sort is stable, so the whole sort is
 // stable. Records are moved whole; only 4-, 8-, 12- and 16-byte records take this path (others
 // are sorted as sort_items).
 //
-// Why this shape: random 64-bit keys need 8 LSD passes, but an MSD sort only needs as many
-// digits as it takes to tell the keys apart (about log2(n) bits), and only the first pass
-// touches DRAM. Measured with tools/bench/cpu_sort on 2 cores of a Sapphire Rapids VM: the
-// earlier shape (an 8-bit pass over memory, a second one for buckets above 512 KiB, then 6
-// LSD passes per bucket in cache) took 6.2 s for 2^28 random u64 keys and 1.6-1.8 s for 2^26;
-// this one 3.4-3.6 s and 0.75-0.88 s. In cache alone (2^16 keys, one thread, side by side)
-// the MSD passes sorted 67 Mkeys/s against 45 for the LSD ones. Leaves of about 8 records
-// each sorted by insertion sort were slower than the single insertion pass (one mispredicted
-// branch per record); 10-bit in-cache digits were no faster than 8-bit ones.
+// Why this shape: random 64-bit keys need 8 LSD passes, but a sort only needs as many digits
+// as it takes to tell the keys apart (about log2(n) bits), and only the first pass touches
+// DRAM. Measured with tools/bench/cpu_sort on 2 cores of a Sapphire Rapids VM: an 8-bit pass
+// over memory, a second one for buckets above 512 KiB, then 6 LSD passes per bucket in cache
+// took 6.2 s for 2^28 random u64 keys and 1.6-1.8 s for 2^26; one 12-bit pass over memory and
+// MSD recursion in cache 3.4-3.6 s and 0.75-0.88 s. In-cache LSD over only the bits needed
+// then replaced the MSD recursion (see cache_sort). 10-bit in-cache digits were no faster than
+// 8-bit ones; 11-bit digits (two passes instead of three) and a vectorized quicksort (Highway's
+// vqsort, AVX-512, tried as a yardstick) sorted the same 2^16-key buckets no faster.
 #include "cpu/radix_sort.hpp"
 
 #include <tbb/blocked_range.h>
@@ -48,6 +47,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/host_buffer.hpp"
 #include "core/parallel_copy.hpp"
 #include "cpu/sort_items.hpp"
 #include "gpusort/detail/key_codec.hpp"
@@ -61,17 +61,25 @@ namespace {
 struct radix_tuning {
   /// Ranges of at most this many records are sorted by insertion sort.
   static constexpr std::uint64_t insertion_max = 24;
-  /// Ranges of at most this many bytes are sorted in cache (they and their partner buffer
-  /// stay in the L2).
+  /// Ranges of at most this many bytes are sorted in cache (they and the two cache buffers of
+  /// their thread stay in the L2).
   static constexpr std::uint64_t cache_max_bytes = std::uint64_t{1} << 20;
   /// Passes over memory aim for buckets of this many bytes on average: half of cache_max_bytes,
   /// so that buckets a little above the average still count as in cache.
   static constexpr std::uint64_t bucket_target_bytes = cache_max_bytes / 2;
-  /// In-cache passes use digits of at most this many bits.
-  static constexpr unsigned cache_max_bits = 8;
-  /// An in-cache pass whose buckets hold at most this many records is finished by one
-  /// insertion pass over the range.
-  static constexpr std::uint32_t finish_max = 16;
+  /// In-cache passes use digits of this many bits: 256 counters and 256 open write positions
+  /// stay in the L1.
+  static constexpr unsigned cache_digit_bits = 8;
+  /// In-cache LSD passes cover about log2(n) + this many bits, so that the insertion pass that
+  /// finishes the range finds about one record in 2^spare with an equal prefix (16 for 4).
+  static constexpr unsigned finish_spare_bits = 4;
+  /// At most this many in-cache LSD passes (32 bits): ranges in cache hold at most 2^18
+  /// records, so more are never wanted.
+  static constexpr unsigned cache_max_passes = 4;
+  /// The finishing insertion pass may move records this many times per record (plus a
+  /// constant) before it gives up on keys that the LSD passes did not spread (skewed data)
+  /// and sorts the groups of equal prefix on their own.
+  static constexpr std::uint64_t finish_moves_per_record = 1;
   /// Passes over memory use a digit of this many bits or more, wider (up to the maximum)
   /// when that is what it takes for the buckets to fit cache_max_bytes: one pass over DRAM
   /// then leaves every bucket in cache. 12 bits is 4096 write-combining buffers of 128 bytes,
@@ -95,8 +103,8 @@ struct radix_tuning {
 /// Where a sorted range must end up: in the first buffer, the second, or either.
 enum class place : std::uint8_t { first, second, any };
 
-/// 64-byte aligned heap block for the write-combining buffers and the per-thread partner
-/// buffers (too large for the stack of a TBB worker).
+/// 64-byte aligned heap block for the write-combining buffers (too large for the stack of a
+/// TBB worker).
 struct aligned_free {
   void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
 };
@@ -172,7 +180,7 @@ class radix_engine {
   void sort_from(const std::byte* src, std::byte* out, std::uint64_t n) const {
     if (n * R <= radix_tuning::cache_max_bytes) {
       std::memcpy(out, src, n * R);
-      cache_sort(out, partner(), n, key_bits, place::first);
+      cache_sort(out, nullptr, n, key_bits, place::first);
       return;
     }
     msd_step(src, nullptr, out, n, key_bits, place::second);
@@ -221,26 +229,39 @@ class radix_engine {
     return msd_step(a, a, b, n, hi, want);
   }
 
-  /// Insertion sort in place (into == nullptr) or from `a` into `into`: stable either way.
-  void insertion_sort(std::byte* a, std::uint64_t n, std::byte* into) const {
+  /**
+   * Insertion sort in place, stable. Stops once it has moved records more than `budget` times;
+   * returns how many records it placed (n when it finished): a record only ever moves past
+   * larger ones, so the placed ones are a permutation of the first records.
+   */
+  std::uint64_t insertion_sort(std::byte* a, std::uint64_t n,
+                               std::uint64_t budget = ~std::uint64_t{0}) const {
     const key_reader key = reader();
-    if (into == nullptr) {
-      alignas(16) std::byte tmp[R];
-      for (std::uint64_t i = 1; i < n; ++i) {
-        const Word k = key(a + i * R);
-        std::uint64_t j = i;
-        if (!(k < key(a + (j - 1) * R))) continue;
-        std::memcpy(tmp, a + i * R, R);
-        do {
-          std::memcpy(a + j * R, a + (j - 1) * R, R);
-          --j;
-        } while (j > 0 && k < key(a + (j - 1) * R));
-        std::memcpy(a + j * R, tmp, R);
-      }
-      return;
+    std::uint64_t moves = 0;
+    alignas(16) std::byte tmp[R];
+    for (std::uint64_t i = 1; i < n; ++i) {
+      const Word k = key(a + i * R);
+      std::uint64_t j = i;
+      if (!(k < key(a + (j - 1) * R))) continue;
+      std::memcpy(tmp, a + i * R, R);
+      do {
+        std::memcpy(a + j * R, a + (j - 1) * R, R);
+        --j;
+      } while (j > 0 && k < key(a + (j - 1) * R));
+      std::memcpy(a + j * R, tmp, R);
+      moves += i - j;
+      if (moves > budget) return i + 1;
     }
+    return n;
+  }
+
+  /// Insertion sort from `src` into `into` (src is only read), stable; `budget` as above.
+  std::uint64_t insertion_sort_into(const std::byte* src, std::uint64_t n, std::byte* into,
+                                    std::uint64_t budget = ~std::uint64_t{0}) const {
+    const key_reader key = reader();
+    std::uint64_t moves = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
-      const std::byte* rec = a + i * R;
+      const std::byte* rec = src + i * R;
       const Word k = key(rec);
       std::uint64_t j = i;
       while (j > 0 && k < key(into + (j - 1) * R)) {
@@ -248,7 +269,10 @@ class radix_engine {
         --j;
       }
       std::memcpy(into + j * R, rec, R);
+      moves += i - j;
+      if (moves > budget) return i + 1;
     }
+    return n;
   }
 
   /// Counts digit `dg` of n records into `hist` (zeroed here); with `bits`, also the OR and
@@ -359,72 +383,162 @@ class radix_engine {
     if (stream) stream_fence();
   }
 
-  /// Digit width for an in-cache pass over n records: one bucket per record or more (then the
-  /// pass usually finishes the range), at most cache_max_bits.
-  static unsigned cache_bits(std::uint64_t n, unsigned hi) {
-    return std::min({static_cast<unsigned>(std::bit_width(n)), radix_tuning::cache_max_bits, hi});
+  /// The digits of an in-cache LSD sort by bits [low(), top): digit 0 is the most significant;
+  /// all are cache_digit_bits wide but the least significant, which may be narrower.
+  struct lsd_plan {
+    unsigned top = 0;
+    unsigned passes = 0;
+    [[nodiscard]] unsigned low() const {
+      const unsigned covered = passes * radix_tuning::cache_digit_bits;
+      return top > covered ? top - covered : 0;
+    }
+    [[nodiscard]] digit_field digit(unsigned i) const {
+      const unsigned upper = top - i * radix_tuning::cache_digit_bits;
+      const unsigned shift = upper > radix_tuning::cache_digit_bits
+                                 ? upper - radix_tuning::cache_digit_bits
+                                 : 0;
+      return {shift, upper - shift};
+    }
+  };
+
+  /// LSD passes for n records whose keys vary below bit `top` (>= 1): about log2(n) +
+  /// finish_spare_bits bits, so that few records share their prefix with a neighbour.
+  static lsd_plan plan_lsd(std::uint64_t n, unsigned top) {
+    constexpr unsigned w = radix_tuning::cache_digit_bits;
+    const unsigned want = std::min(
+        static_cast<unsigned>(std::bit_width(n)) + radix_tuning::finish_spare_bits, top);
+    return {top, std::clamp((want + w - 1) / w, 1u, radix_tuning::cache_max_passes)};
+  }
+
+  using lsd_histograms = std::array<std::array<std::uint32_t, std::size_t{1}
+                                                                  << radix_tuning::cache_digit_bits>,
+                                    radix_tuning::cache_max_passes>;
+
+  /// Counts every digit of `plan` in one read of the range, with the OR and the AND of the keys.
+  template <unsigned Passes>
+  void count_lsd_digits(const std::byte* src, std::uint64_t n, const lsd_plan& plan,
+                        lsd_histograms& hist, Word& any_set, Word& all_set) const {
+    const key_reader key = reader();
+    std::array<digit_field, Passes> dg;
+    for (unsigned i = 0; i < Passes; ++i) {
+      dg[i] = plan.digit(i);
+      hist[i].fill(0);
+    }
+    Word any = 0;
+    Word all = ~Word(0);
+    for (std::uint64_t r = 0; r < n; ++r) {
+      const Word k = key(src + r * R);
+      any |= k;
+      all &= k;
+      for (unsigned i = 0; i < Passes; ++i) ++hist[i][dg[i](k)];
+    }
+    any_set = any;
+    all_set = all;
+  }
+
+  void count_lsd(const std::byte* src, std::uint64_t n, const lsd_plan& plan,
+                 lsd_histograms& hist, Word& any_set, Word& all_set) const {
+    static_assert(radix_tuning::cache_max_passes == 4);
+    switch (plan.passes) {
+      case 1: return count_lsd_digits<1>(src, n, plan, hist, any_set, all_set);
+      case 2: return count_lsd_digits<2>(src, n, plan, hist, any_set, all_set);
+      case 3: return count_lsd_digits<3>(src, n, plan, hist, any_set, all_set);
+      default: return count_lsd_digits<4>(src, n, plan, hist, any_set, all_set);
+    }
   }
 
   /**
-   * Sorts a range that fits in cache by MSD counting passes on one thread. When no bucket of a
-   * pass holds more than finish_max records, one insertion pass over the whole range finishes
-   * it (records only move within their bucket, and most buckets hold one); otherwise the
-   * buckets recurse with the buffers' roles swapped. Insertion sort writes straight into the
-   * buffer the result must end in, so the buffers' parity never costs a copy.
+   * Sorts a range that fits in cache on one thread, from `a` into `a`, or into `b` when `want`
+   * is place::second (only then is `b` used, and then `a` is only read). One read counts every
+   * digit; LSD passes by 8-bit digits (least significant first) cover about log2(n) + 4 bits
+   * below the highest bit that varies, between this thread's two cache buffers; one insertion
+   * pass from the last of them into the destination finishes the range (about one record in
+   * 16 shares its prefix with a neighbour). Returns true when the result is in `a`.
+   *
+   * Why LSD rather than MSD in cache: MSD recursion pays for a 256-entry histogram and a call
+   * per bucket of about 256 records, as much as the records' own work; the LSD passes count
+   * once and touch 256 counters per pass. The cache buffers sit on one huge page: scattering
+   * into 4 KiB pages (the output mapping, or a heap block) misses the L1 TLB on many stores.
+   * Measured on the 2-core Sapphire Rapids VM, one thread re-sorting one bucket of 2^16 random
+   * u64 keys in the L2: 10-11.5 ns per key against 11.5-12 for the MSD recursion this
+   * replaced (about 20 cycles per key: the count and three scatters take 4-6 each).
    */
   bool cache_sort(std::byte* a, std::byte* b, std::uint64_t n, unsigned hi, place want) const {
     if (n <= radix_tuning::insertion_max || hi == 0) {
       if (want == place::second) {
-        insertion_sort(a, n, b);
+        insertion_sort_into(a, n, b);
         return false;
       }
-      insertion_sort(a, n, nullptr);
+      insertion_sort(a, n);
       return true;
     }
-    digit_field dg{hi - cache_bits(n, hi), cache_bits(n, hi)};
-    std::array<std::uint32_t, std::size_t{1} << radix_tuning::cache_max_bits> hist;
+    lsd_plan plan = plan_lsd(n, hi);
+    lsd_histograms hist;
     Word any_set = 0;
     Word all_set = 0;
-    count_digit(a, n, dg, true, hist, any_set, all_set);
+    count_lsd(a, n, plan, hist, any_set, all_set);
     const Word varying = any_set ^ all_set;
     if (varying == 0) return settle(a, b, n, true, want);  // all keys equal: sorted
-    // The keys may agree on more high bits than the caller knew: count the digit just below
-    // the highest bit that varies instead.
+    // The keys may agree on more high bits than the caller knew: the digits start below the
+    // highest bit that varies instead.
     const auto top = static_cast<unsigned>(std::bit_width(varying));
     if (top < hi) {
-      const digit_field better{top - cache_bits(n, top), cache_bits(n, top)};
-      if (better.shift != dg.shift || better.bits != dg.bits) {
-        dg = better;
-        count_digit(a, n, dg, false, hist, any_set, all_set);
+      plan = plan_lsd(n, top);
+      count_lsd(a, n, plan, hist, any_set, all_set);
+    }
+    const key_reader key = reader();
+    const auto [first, second] = cache_buffers();
+    const std::byte* from = a;
+    std::byte* to = first;
+    std::byte* other = second;
+    for (unsigned i = plan.passes; i-- > 0;) {
+      const digit_field dg = plan.digit(i);
+      std::array<std::uint32_t, std::size_t{1} << radix_tuning::cache_digit_bits>& h = hist[i];
+      if (h[dg(key(from))] == n) continue;  // every record has this digit: nothing moves
+      std::uint32_t running = 0;
+      for (unsigned d = 0; d < dg.radix(); ++d) {
+        const std::uint32_t count = h[d];
+        h[d] = running;
+        running += count;
       }
+      scatter_direct<radix_tuning::cache_digit_bits>(from, n, dg, to, h.data());
+      from = to;
+      std::swap(to, other);
     }
-    std::array<std::uint32_t, std::size_t{1} << radix_tuning::cache_max_bits> start;
-    std::uint32_t running = 0;
-    std::uint32_t largest = 0;
-    for (unsigned k = 0; k < dg.radix(); ++k) {
-      start[k] = running;
-      running += hist[k];
-      largest = std::max(largest, hist[k]);
-    }
-    scatter_direct<radix_tuning::cache_max_bits>(a, n, dg, b, start.data());
+    std::byte* const dst = want == place::second ? b : a;
+    finish_lsd(from, dst, n, plan.low());
+    return dst == a;
+  }
 
-    if (largest <= radix_tuning::finish_max || dg.shift == 0) {
-      if (want == place::first) {
-        insertion_sort(b, n, a);
-        return true;
-      }
-      insertion_sort(b, n, nullptr);
-      return false;
+  /**
+   * Finishes a range that LSD passes sorted by bits [low, key_bits): one insertion pass from
+   * `s` into `dst` (or in place when they are the same). When it moves records too often
+   * (skewed keys left large groups that agree on every bit the passes looked at) it stops,
+   * and each group is sorted on its own by the bits below `low`.
+   */
+  void finish_lsd(const std::byte* s, std::byte* dst, std::uint64_t n, unsigned low) const {
+    const std::uint64_t budget = radix_tuning::finish_moves_per_record * n + 64;
+    const std::uint64_t placed =
+        s == dst ? insertion_sort(dst, n, budget) : insertion_sort_into(s, n, dst, budget);
+    if (placed == n) return;
+    // What the insertion pass placed is still sorted by the prefix (records only move past
+    // larger ones with the same prefix), so the groups can be sorted where they are.
+    if (s != dst) std::memcpy(dst + placed * R, s + placed * R, (n - placed) * R);
+    sort_groups(dst, n, low);
+  }
+
+  /// Sorts each group of records that agree on bits [low, key_bits) by the bits below `low`,
+  /// in place. The groups reuse this thread's cache buffers: the range is no longer in them.
+  void sort_groups(std::byte* d, std::uint64_t n, unsigned low) const {
+    const key_reader key = reader();
+    std::uint64_t begin = 0;
+    while (begin < n) {
+      const Word prefix = key(d + begin * R) >> low;
+      std::uint64_t end = begin + 1;
+      while (end < n && (key(d + end * R) >> low) == prefix) ++end;
+      if (end - begin > 1) cache_sort(d + begin * R, nullptr, end - begin, low, place::first);
+      begin = end;
     }
-    // The sub-buckets are in b now: each ends in a when the caller wants the range in a.
-    const place sub_want = want == place::first ? place::second : place::first;
-    std::uint64_t off = 0;
-    for (unsigned k = 0; k < dg.radix(); ++k) {
-      const std::uint64_t count = hist[k];
-      if (count != 0) cache_sort(b + off * R, a + off * R, count, dg.shift, sub_want);
-      off += count;
-    }
-    return want == place::first;
   }
 
   /// Number of blocks a range is counted and scattered in.
@@ -447,11 +561,11 @@ class radix_engine {
     return std::min(want, hi);
   }
 
-  /// A buffer of cache_max_bytes for this thread, the partner of buckets sorted in place.
-  std::byte* partner() const {
-    aligned_bytes& p = partners_.local();
-    if (p == nullptr) p = make_aligned_bytes(radix_tuning::cache_max_bytes);
-    return p.get();
+  /// This thread's two buffers of cache_max_bytes for in-cache passes, on one huge page.
+  std::pair<std::byte*, std::byte*> cache_buffers() const {
+    host_buffer& buffers = cache_buffers_.local();
+    if (buffers.data() == nullptr) buffers = host_buffer(2 * radix_tuning::cache_max_bytes);
+    return {buffers.data(), buffers.data() + radix_tuning::cache_max_bytes};
   }
 
   /**
@@ -540,8 +654,8 @@ class radix_engine {
     else tbb::parallel_for(std::uint64_t{0}, blocks, scatter_block);
 
     // The records are in b now. Each bucket goes on from b; the result stays there unless the
-    // caller wants it in a. A bucket that stays in b pairs with this thread's partner buffer
-    // when it fits: that one is in cache, the bucket's place in a is not.
+    // caller wants it in a. A bucket that fits in cache goes through this thread's cache
+    // buffers and back into its place in b.
     const bool to_a = want == place::first;
     auto sort_bucket = [&](unsigned k) {
       const std::uint64_t count = bucket_begin[k + 1] - bucket_begin[k];
@@ -549,9 +663,9 @@ class radix_engine {
       const std::uint64_t off = bucket_begin[k] * R;
       if (to_a) sort_range(b + off, a + off, count, dg.shift, place::second);
       else if (count * R <= radix_tuning::cache_max_bytes)
-        cache_sort(b + off, partner(), count, dg.shift, place::first);
+        cache_sort(b + off, nullptr, count, dg.shift, place::first);
       else if (a != nullptr) sort_range(b + off, a + off, count, dg.shift, place::first);
-      else sort_range(b + off, make_aligned_bytes(count * R).get(), count, dg.shift, place::first);
+      else sort_range(b + off, host_buffer(count * R).data(), count, dg.shift, place::first);
     };
     tbb::parallel_for(tbb::blocked_range<unsigned>(0, radix, 1),
                       [&](const tbb::blocked_range<unsigned>& r) {
@@ -562,7 +676,7 @@ class radix_engine {
 
   detail::key_codec<Word> codec_;
   std::uint32_t key_offset_;
-  mutable tbb::enumerable_thread_specific<aligned_bytes> partners_;
+  mutable tbb::enumerable_thread_specific<host_buffer> cache_buffers_;
 };
 
 /// Calls fn(engine) with the engine for R-byte records, integer or float keys.
