@@ -275,24 +275,21 @@ class radix_engine {
     return n;
   }
 
-  /// Counts digit `dg` of n records into `hist` (zeroed here); with `bits`, also the OR and
-  /// the AND of the keys.
-  template <std::size_t Bins>
-  void count_digit(const std::byte* src, std::uint64_t n, digit_field dg, bool bits,
-                   std::array<std::uint32_t, Bins>& hist, Word& any_set, Word& all_set) const {
+  /// Counts each digit dg[i] of n records into hist[i] (zeroed here), in one read that also
+  /// takes the OR and the AND of the keys.
+  template <std::size_t Digits, std::size_t Bins>
+  void count_digits(const std::byte* src, std::uint64_t n,
+                    const std::array<digit_field, Digits>& dg,
+                    std::array<std::uint32_t, Bins>* hist, Word& any_set, Word& all_set) const {
     const key_reader key = reader();
-    std::fill_n(hist.begin(), dg.radix(), 0u);
-    if (!bits) {
-      for (std::uint64_t i = 0; i < n; ++i) ++hist[dg(key(src + i * R))];
-      return;
-    }
+    for (std::size_t i = 0; i < Digits; ++i) std::fill_n(hist[i].begin(), dg[i].radix(), 0u);
     Word any = 0;
     Word all = ~Word(0);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const Word k = key(src + i * R);
+    for (std::uint64_t r = 0; r < n; ++r) {
+      const Word k = key(src + r * R);
       any |= k;
       all &= k;
-      ++hist[dg(k)];
+      for (std::size_t i = 0; i < Digits; ++i) ++hist[i][dg[i](k)];
     }
     any_set = any;
     all_set = all;
@@ -415,35 +412,19 @@ class radix_engine {
                                     radix_tuning::cache_max_passes>;
 
   /// Counts every digit of `plan` in one read of the range, with the OR and the AND of the keys.
-  template <unsigned Passes>
-  void count_lsd_digits(const std::byte* src, std::uint64_t n, const lsd_plan& plan,
-                        lsd_histograms& hist, Word& any_set, Word& all_set) const {
-    const key_reader key = reader();
-    std::array<digit_field, Passes> dg;
-    for (unsigned i = 0; i < Passes; ++i) {
-      dg[i] = plan.digit(i);
-      hist[i].fill(0);
-    }
-    Word any = 0;
-    Word all = ~Word(0);
-    for (std::uint64_t r = 0; r < n; ++r) {
-      const Word k = key(src + r * R);
-      any |= k;
-      all &= k;
-      for (unsigned i = 0; i < Passes; ++i) ++hist[i][dg[i](k)];
-    }
-    any_set = any;
-    all_set = all;
-  }
-
   void count_lsd(const std::byte* src, std::uint64_t n, const lsd_plan& plan,
                  lsd_histograms& hist, Word& any_set, Word& all_set) const {
     static_assert(radix_tuning::cache_max_passes == 4);
+    auto count = [&]<std::size_t Digits>() {
+      std::array<digit_field, Digits> dg;
+      for (unsigned i = 0; i < Digits; ++i) dg[i] = plan.digit(i);
+      count_digits(src, n, dg, hist.data(), any_set, all_set);
+    };
     switch (plan.passes) {
-      case 1: return count_lsd_digits<1>(src, n, plan, hist, any_set, all_set);
-      case 2: return count_lsd_digits<2>(src, n, plan, hist, any_set, all_set);
-      case 3: return count_lsd_digits<3>(src, n, plan, hist, any_set, all_set);
-      default: return count_lsd_digits<4>(src, n, plan, hist, any_set, all_set);
+      case 1: return count.template operator()<1>();
+      case 2: return count.template operator()<2>();
+      case 3: return count.template operator()<3>();
+      default: return count.template operator()<4>();
     }
   }
 
@@ -585,25 +566,26 @@ class radix_engine {
 
     // Which bits vary comes from the OR and AND of all keys (a bit that differs between two
     // keys is set in one and clear in the other); only the digit scattered by needs a
-    // histogram, guessed to sit just below `hi` and counted again when the keys agree on more.
+    // histogram, guessed to sit just below `hi` and counted again (with the same OR and AND)
+    // when the keys agree on more.
     struct block_stats {
       std::array<std::uint32_t, std::size_t{1} << radix_tuning::memory_max_bits> hist;
       Word any_set = 0;
       Word all_set = 0;
     };
     std::vector<block_stats> stats(blocks);
-    auto count_all = [&](digit_field dg, bool bits) {
+    auto count_all = [&](digit_field dg) {
       auto count_block = [&](std::uint64_t blk) {
         const std::uint64_t begin = block_begin(blk);
         block_stats& st = stats[blk];
-        count_digit(src + begin * R, block_begin(blk + 1) - begin, dg, bits, st.hist, st.any_set,
-                    st.all_set);
+        count_digits(src + begin * R, block_begin(blk + 1) - begin, std::array{dg}, &st.hist,
+                     st.any_set, st.all_set);
       };
       if (blocks == 1) count_block(0);
       else tbb::parallel_for(std::uint64_t{0}, blocks, count_block);
     };
     digit_field dg{hi - memory_bits(n, hi), memory_bits(n, hi)};
-    count_all(dg, true);
+    count_all(dg);
     Word any_set = 0;
     Word all_set = ~Word(0);
     for (const block_stats& st : stats) {
@@ -621,7 +603,7 @@ class radix_engine {
       const digit_field better{top - memory_bits(n, top), memory_bits(n, top)};
       if (better.shift != dg.shift || better.bits != dg.bits) {
         dg = better;
-        count_all(dg, false);
+        count_all(dg);
       }
     }
     const unsigned radix = dg.radix();
