@@ -26,16 +26,22 @@ struct device_selection {
 /// How `--stats` reports per-stage figures.
 enum class stats_format : std::uint8_t { none, text, json };
 
+/// The smallest host budget a sort runs with: below it, merges would move a few records per
+/// step and run for hours. A smaller sort_options::buffer_bytes is raised to it.
+inline constexpr std::uint64_t min_buffer_bytes = std::uint64_t{4} << 20;
+
 struct sort_options {
   record_format format{};
   bool descending = false;  ///< -r: largest key first
   bool stable = false;      ///< -s: equal keys keep their input order (always true today)
 
-  /// Host memory budget in bytes; 0 means the default (half of the physical memory).
+  /// Host memory budget in bytes; 0 means the default (half of the physical memory). Raised
+  /// to min_buffer_bytes and capped at the physical memory.
   std::uint64_t buffer_bytes = 0;
   /// Where spilled runs go; empty means $TMPDIR, else /tmp.
   std::string temp_dir;
-  /// Threads for CPU work; 0 means all hardware threads.
+  /// Threads for CPU work; 0 means all hardware threads. Capped at the CPUs this process may
+  /// run on: more threads only compete for them.
   unsigned threads = 0;
 
   device_selection devices{};

@@ -12,6 +12,10 @@ namespace gpusort {
 /// < ... < +inf < +NaN.
 enum class key_type : std::uint8_t { u32, u64, i32, i64, f32, f64, bytes };
 
+/// The largest record gpusort sorts: buffers are sized to hold at least one record (a merge
+/// holds a few per run), so records must stay far below the memory of any host.
+inline constexpr std::uint32_t max_record_size = std::uint32_t{1} << 30;
+
 /// Layout of one record. The default is the u64 preset: 8-byte records that are their own key.
 struct record_format {
   key_type type = key_type::u64;
@@ -19,7 +23,8 @@ struct record_format {
   std::uint32_t record_size = 8;  ///< bytes in one record
   std::uint32_t key_offset = 0;   ///< byte offset of the key field inside the record
 
-  /// Throws gpusort::error with a one-line reason when the key does not fit in the record.
+  /// Throws gpusort::error with a one-line reason when the key does not fit in the record or
+  /// the record is larger than max_record_size.
   void validate() const;
 
   /// True when the record is nothing but its key.

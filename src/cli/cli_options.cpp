@@ -3,7 +3,10 @@
 
 #include <boost/program_options.hpp>
 
+#include <cctype>
 #include <charconv>
+#include <limits>
+#include <map>
 #include <sstream>
 
 #include "core/parse_size.hpp"
@@ -39,9 +42,9 @@ po::options_description visible_options() {
       ("type,t", po::value<std::string>()->value_name("TYPE"),
        "key type: u32 u64 i32 i64 f32 f64 (little-endian; floats in IEEE totalOrder) or "
        "bytes:N (unsigned byte string); default u64")
-      ("record-size", po::value<std::uint32_t>()->value_name("BYTES"),
+      ("record-size", po::value<std::string>()->value_name("BYTES"),
        "bytes per record (default: the key size)")
-      ("key-offset", po::value<std::uint32_t>()->value_name("BYTES"),
+      ("key-offset", po::value<std::string>()->value_name("BYTES"),
        "offset of the key inside each record (default 0)")
       ("format", po::value<std::string>()->value_name("NAME"),
        "preset: u32 u64 i32 i64 f32 f64 (key-only), kv64 (u64 key + u64 value), gensort "
@@ -60,8 +63,8 @@ po::options_description visible_options() {
        "host memory budget, e.g. 512M, 8G or 50% (of physical memory; the default is 50%)")
       ("temporary-directory,T", po::value<std::string>()->value_name("DIR"),
        "directory for runs spilled to disk (default $TMPDIR or /tmp)")
-      ("parallel", po::value<unsigned>()->value_name("N"),
-       "use at most N threads for CPU work (default: all)")
+      ("parallel", po::value<std::string>()->value_name("N"),
+       "use at most N threads for CPU work (default, and at most: the CPUs available)")
       ("devices", po::value<std::string>()->value_name("LIST"),
        "GPUs to use: auto (default: a GPU when one is present), none (CPU only), or a "
        "device id")
@@ -86,6 +89,21 @@ po::options_description visible_options() {
   po::options_description all;
   all.add(format_opts).add(order_opts).add(resource_opts).add(output_opts);
   return all;
+}
+
+/// A non-negative decimal count in [min, max]: Boost would read "-1" as 4294967295.
+std::uint64_t parse_count(const std::string& text, const char* option, std::uint64_t min,
+                          std::uint64_t max) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  GPUSORT_EXPECTS(!text.empty() && ec != std::errc::invalid_argument && ptr == end &&
+                      std::isdigit(static_cast<unsigned char>(text[0])),
+                  std::string("invalid ") + option + " '" + text + "' (expected a number)");
+  GPUSORT_EXPECTS(ec != std::errc::result_out_of_range && value >= min && value <= max,
+                  std::string("invalid ") + option + " '" + text + "' (expected " +
+                      std::to_string(min) + " to " + std::to_string(max) + ")");
+  return value;
 }
 
 device_selection parse_devices(const std::string& text) {
@@ -142,12 +160,23 @@ request parse_command_line(int argc, const char* const* argv) {
 
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args)
-                  .options(all)
-                  .positional(positional)
-                  .style(po::command_line_style::unix_style)
-                  .run(),
-              vm);
+    po::parsed_options parsed = po::command_line_parser(args)
+                                    .options(all)
+                                    .positional(positional)
+                                    .style(po::command_line_style::unix_style)
+                                    .run();
+    // GNU sort takes a repeated option (`-r -r`, `-S 1G -S 2G`) and the last one counts;
+    // Boost rejects repeats, so keep only the last of each.
+    std::map<std::string, std::size_t> last;
+    for (std::size_t i = 0; i < parsed.options.size(); ++i)
+      if (parsed.options[i].position_key < 0) last[parsed.options[i].string_key] = i;
+    std::vector<po::option> kept;
+    for (std::size_t i = 0; i < parsed.options.size(); ++i) {
+      const po::option& opt = parsed.options[i];
+      if (opt.position_key >= 0 || last[opt.string_key] == i) kept.push_back(opt);
+    }
+    parsed.options = std::move(kept);
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw_error(e.what());
@@ -161,8 +190,12 @@ request parse_command_line(int argc, const char* const* argv) {
   sort_options& o = req.options;
   if (vm.count("format")) o.format = format_preset(vm["format"].as<std::string>());
   if (vm.count("type")) set_key_type(o.format, vm["type"].as<std::string>());
-  if (vm.count("record-size")) o.format.record_size = vm["record-size"].as<std::uint32_t>();
-  if (vm.count("key-offset")) o.format.key_offset = vm["key-offset"].as<std::uint32_t>();
+  if (vm.count("record-size"))
+    o.format.record_size = static_cast<std::uint32_t>(
+        parse_count(vm["record-size"].as<std::string>(), "--record-size", 1, max_record_size));
+  if (vm.count("key-offset"))
+    o.format.key_offset = static_cast<std::uint32_t>(parse_count(
+        vm["key-offset"].as<std::string>(), "--key-offset", 0, max_record_size - 1));
   o.format.validate();
   o.descending = vm["reverse"].as<bool>();
   o.stable = vm["stable"].as<bool>();
@@ -171,12 +204,14 @@ request parse_command_line(int argc, const char* const* argv) {
                                 "--buffer-size");
   if (vm.count("buffer-size")) GPUSORT_EXPECTS(o.buffer_bytes > 0, "--buffer-size must be positive");
   if (vm.count("temporary-directory")) o.temp_dir = vm["temporary-directory"].as<std::string>();
-  if (vm.count("parallel")) {
-    o.threads = vm["parallel"].as<unsigned>();
-    GPUSORT_EXPECTS(o.threads > 0, "--parallel must be at least 1");
-  }
+  if (vm.count("parallel"))
+    o.threads = static_cast<unsigned>(parse_count(vm["parallel"].as<std::string>(), "--parallel",
+                                                  1, std::numeric_limits<unsigned>::max()));
   if (vm.count("devices")) o.devices = parse_devices(vm["devices"].as<std::string>());
   if (vm.count("algorithm")) o.algo = parse_algorithm(vm["algorithm"].as<std::string>());
+  GPUSORT_EXPECTS(!(o.algo == algorithm::onesweep && o.devices.how == device_selection::mode::none),
+                  "--algorithm onesweep sorts on a GPU, --devices none forbids one: drop one "
+                  "of the two");
   if (vm.count("gpu-memory"))
     o.gpu_memory_bytes = parse_size(vm["gpu-memory"].as<std::string>(), 0, "--gpu-memory");
   o.fsync = vm["fsync"].as<bool>();

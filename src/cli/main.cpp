@@ -1,13 +1,31 @@
 // gpusort: the command-line tool, a thin layer over gpusort::sort_file.
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <new>
 
 #include "cli/cli_options.hpp"
+#include "core/parse_size.hpp"
+#include "gpusort/error.hpp"
 #include "gpusort/sort.hpp"
 #include "io/signal_cleanup.hpp"
+
+namespace {
+
+/// Spilled runs, merge passes and io_uring rings each hold a descriptor: take every one the
+/// hard limit allows, as GNU sort users never have to think about `ulimit -n`.
+void raise_open_file_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace gpusort;
@@ -33,7 +51,12 @@ int main(int argc, char** argv) {
                  "output file or redirect stdout\n");
     return 2;
   }
+  if (req.options.buffer_bytes != 0 && req.options.buffer_bytes < min_buffer_bytes)
+    std::fprintf(stderr, "gpusort: warning: --buffer-size %s is below the minimum; using %s\n",
+                 format_bytes(req.options.buffer_bytes).c_str(),
+                 format_bytes(min_buffer_bytes).c_str());
   io::install_signal_cleanup();
+  raise_open_file_limit();
   try {
     const sort_stats stats = sort_file(req.inputs, req.output, req.options);
     if (req.options.stats == stats_format::text) std::fputs(stats.to_text().c_str(), stderr);
@@ -42,6 +65,10 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpusort: error: out of host memory (try a smaller -S)\n");
+  } catch (const error& e) {
+    // `gpusort ... | head`: the reader has what it wanted; end as sort does, without a word.
+    if (e.code().value() == EPIPE && req.output == "-") io::end_quietly_on_broken_pipe();
+    std::fprintf(stderr, "gpusort: error: %s\n", e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpusort: error: %s\n", e.what());
   }

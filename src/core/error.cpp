@@ -7,7 +7,7 @@ namespace gpusort {
 
 void throw_error(const std::string& what, int errnum) {
   if (errnum == 0) throw error(what);
-  throw error(what + ": " + std::strerror(errnum));
+  throw error(what + ": " + std::strerror(errnum), errnum);
 }
 
 }  // namespace gpusort

@@ -27,6 +27,9 @@ std::uint32_t fixed_key_size(key_type type) {
 
 void record_format::validate() const {
   GPUSORT_EXPECTS(record_size > 0, "record size must be positive");
+  GPUSORT_EXPECTS(record_size <= max_record_size,
+                  "record size " + std::to_string(record_size) + " is larger than the largest " +
+                      "supported, " + std::to_string(max_record_size) + " bytes (1 GiB)");
   GPUSORT_EXPECTS(key_size > 0, "key size must be positive");
   const std::uint32_t fixed = fixed_key_size(type);
   GPUSORT_EXPECTS(fixed == 0 || fixed == key_size,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "gpusort/error.hpp"
 
@@ -131,9 +132,8 @@ double trace_recorder::overlap_seconds(const std::vector<std::string>& tracks) c
   return overlap;
 }
 
-void trace_recorder::write_chrome_trace(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) throw_error("cannot write trace " + path, errno);
+std::string trace_recorder::chrome_trace() const {
+  std::ostringstream out;
   std::lock_guard lock(mutex_);
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   out << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"gpusort"}})";
@@ -152,6 +152,14 @@ void trace_recorder::write_chrome_trace(const std::string& path) const {
         << ",\"args\":{\"bytes\":" << e.bytes << "}}";
   }
   out << "\n]}\n";
+  return out.str();
+}
+
+void trace_recorder::write_chrome_trace(const std::string& path) const {
+  const std::string json = chrome_trace();
+  std::ofstream out(path);
+  if (!out) throw_error("cannot write trace " + path, errno);
+  out << json;
   if (!out) throw_error("cannot write trace " + path, errno);
 }
 

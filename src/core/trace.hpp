@@ -30,7 +30,9 @@ class trace_recorder {
   [[nodiscard]] std::vector<stage_stats> summarize() const;
   /// Seconds in which at least two of `tracks` were busy at once.
   [[nodiscard]] double overlap_seconds(const std::vector<std::string>& tracks) const;
-  /// Writes the Chrome trace-event JSON ("X" events, one thread row per track).
+  /// The Chrome trace-event JSON ("X" events, one thread row per track), for Perfetto.
+  [[nodiscard]] std::string chrome_trace() const;
+  /// Writes chrome_trace() to `path` (tools; sort_file writes it through its side output).
   void write_chrome_trace(const std::string& path) const;
 
   /// Times a block of code on one track.

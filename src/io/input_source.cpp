@@ -5,10 +5,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "gpusort/error.hpp"
+#include "io/signal_cleanup.hpp"
 
 namespace gpusort::io {
 namespace {
@@ -16,6 +19,23 @@ namespace {
 std::string record_size_error(const std::string& name, std::uint64_t size, std::uint32_t record) {
   return "input size not a multiple of the record size: " + name + ": " + std::to_string(size) +
          " bytes is not a multiple of " + std::to_string(record) + "-byte records";
+}
+
+/// True when `head` begins like a NumPy .npy file: the magic string, a format version, and
+/// the header dictionary's opening brace.
+bool looks_like_npy(std::span<const std::byte> head) {
+  static constexpr unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (head.size() < 11 || std::memcmp(head.data(), magic, sizeof magic) != 0) return false;
+  const auto major = static_cast<unsigned>(head[6]);
+  const std::size_t dict = major == 1 ? 10 : 12;
+  return major >= 1 && major <= 3 && head[7] == std::byte{0} && head.size() > dict &&
+         head[dict] == std::byte{'{'};
+}
+
+void refuse_npy(const std::string& name) {
+  throw_error(name + ": this is a NumPy .npy file, which gpusort does not read yet (it would "
+              "sort the header as data); write the array without its header (ndarray.tofile) "
+              "and name its type with -t");
 }
 
 }  // namespace
@@ -47,6 +67,11 @@ input_source::input_source(const std::vector<std::string>& paths, std::uint32_t 
         }
       }
       const std::uint64_t bytes = in.size - in.consumed;
+      std::array<std::byte, 16> head{};
+      const ssize_t got = ::pread(in.fd.get(), head.data(), head.size(),
+                                  static_cast<off_t>(in.consumed));
+      if (got > 0 && looks_like_npy({head.data(), static_cast<std::size_t>(got)}))
+        refuse_npy(in.fd.path());
       GPUSORT_EXPECTS(bytes % record_size_ == 0,
                       record_size_error(in.fd.path(), bytes, record_size_));
       total += bytes;
@@ -82,6 +107,7 @@ std::size_t input_source::read(std::span<std::byte> dst, uring& ring,
       if (in.consumed == in.size) ++current_;
     } else {
       const std::size_t n = ring.read_stream(in.fd, rest);
+      if (in.consumed == 0 && looks_like_npy(rest.first(n))) refuse_npy(in.fd.path());
       in.consumed += n;
       filled += n;
       if (n < rest.size()) {  // the stream ended
@@ -115,10 +141,18 @@ void input_source::read_at(std::uint64_t offset, std::span<std::byte> dst, uring
   }
 }
 
+input_mapping::input_mapping(void* base, std::size_t length, std::size_t offset,
+                             const std::string& path) noexcept
+    : base_(base),
+      length_(length),
+      offset_(offset),
+      sigbus_slot_(register_input_mapping(base, length, path)) {}
+
 input_mapping::input_mapping(input_mapping&& other) noexcept
     : base_(std::exchange(other.base_, nullptr)),
       length_(std::exchange(other.length_, 0)),
-      offset_(std::exchange(other.offset_, 0)) {}
+      offset_(std::exchange(other.offset_, 0)),
+      sigbus_slot_(std::exchange(other.sigbus_slot_, -1)) {}
 
 input_mapping& input_mapping::operator=(input_mapping&& other) noexcept {
   if (this != &other) {
@@ -126,11 +160,13 @@ input_mapping& input_mapping::operator=(input_mapping&& other) noexcept {
     base_ = std::exchange(other.base_, nullptr);
     length_ = std::exchange(other.length_, 0);
     offset_ = std::exchange(other.offset_, 0);
+    sigbus_slot_ = std::exchange(other.sigbus_slot_, -1);
   }
   return *this;
 }
 
 input_mapping::~input_mapping() {
+  unregister_input_mapping(sigbus_slot_);
   if (base_ != nullptr) ::munmap(base_, length_);
 }
 
@@ -144,7 +180,7 @@ std::optional<input_mapping> input_source::map_whole() const {
   // sort reads costs more.
   void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED | MAP_POPULATE, in.fd.get(), 0);
   if (p == MAP_FAILED) throw_error("mmap " + in.fd.path(), errno);
-  return input_mapping(p, length, static_cast<std::size_t>(in.start));
+  return input_mapping(p, length, static_cast<std::size_t>(in.start), in.fd.path());
 }
 
 }  // namespace gpusort::io

@@ -14,10 +14,12 @@
 namespace gpusort::io {
 
 /// A read-only, shared mapping of an input file; unmapped when destroyed. Move-only.
+/// While it exists, a SIGBUS inside it (the file shrank) is reported as an error naming
+/// `path` where the CLI's signal handlers are installed (io::install_signal_cleanup).
 class input_mapping {
  public:
-  input_mapping(void* base, std::size_t length, std::size_t offset) noexcept
-      : base_(base), length_(length), offset_(offset) {}
+  input_mapping(void* base, std::size_t length, std::size_t offset,
+                const std::string& path) noexcept;
   input_mapping(input_mapping&& other) noexcept;
   input_mapping& operator=(input_mapping&& other) noexcept;
   input_mapping(const input_mapping&) = delete;
@@ -33,6 +35,7 @@ class input_mapping {
   void* base_ = nullptr;
   std::size_t length_ = 0;
   std::size_t offset_ = 0;
+  int sigbus_slot_ = -1;
 };
 
 /**
@@ -72,7 +75,8 @@ class input_source {
    * Maps the whole input read-only, with its page tables filled in, when it is one regular,
    * non-empty file that read() has not started on: a sort then reads the page cache in place
    * instead of copying it into fresh memory. nullopt otherwise. Does not move position().
-   * A file truncated by another process while it is mapped raises SIGBUS on access.
+   * A file truncated by another process while it is mapped raises SIGBUS on access (see
+   * input_mapping).
    * @throw gpusort::error naming the file when mmap fails.
    */
   [[nodiscard]] std::optional<input_mapping> map_whole() const;

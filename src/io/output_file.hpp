@@ -1,6 +1,8 @@
-// The output of a sort: stdout, or a hidden temporary file beside the target that replaces it
-// atomically (rename(2)) once everything is written.
+// The output of a sort: a hidden temporary file that replaces a regular target atomically at the
+// end, or the target itself where replacing it would damage it (stdout, devices, FIFOs).
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <string>
@@ -10,16 +12,36 @@
 namespace gpusort::io {
 
 /**
- * Opens the place the output is written to.
- * - "-" is stdout: written in order, nothing to rename.
- * - Otherwise an unnamed O_TMPFILE in the target's directory (it cannot outlive the process,
- *   not even on SIGKILL); where the filesystem lacks O_TMPFILE, a named hidden file that the
- *   signal handlers remove. The target is untouched until commit().
- * @throw gpusort::error when the directory is not writable.
+ * Opens the place the output is written to, after checking that the caller may write it.
+ * - A regular file (or a name that does not exist yet) is written into a temporary file beside
+ *   it, which commit() renames over it: the target is untouched until then, and keeps its mode,
+ *   owner and group. The temporary is an unnamed O_TMPFILE (it cannot outlive the process, not
+ *   even on SIGKILL); where the filesystem lacks O_TMPFILE or /proc is not mounted, a named
+ *   hidden file (mode 0600 until the end) that the signal handlers remove.
+ * - A regular file with several hard links, or whose owner or group the caller cannot give a
+ *   new file, is also written into a temporary first, and then copied into the target by
+ *   commit(): a rename would split the links or change who may read the file.
+ * - A symbolic link is followed: the file it points to is replaced, the link stays.
+ * - "-" (stdout), FIFOs, character and block devices and sockets are written in place, in
+ *   order: they cannot be renamed over. Standard output redirected to a regular file is
+ *   written at offsets from where its position stood.
+ * @throw gpusort::error when the target is a directory, is not writable by the caller, or its
+ *   directory is not writable.
  */
 class output_file {
  public:
-  explicit output_file(std::string target);
+  /// How the bytes reach the target.
+  enum class kind : std::uint8_t {
+    replace,     ///< temporary renamed over the target by commit()
+    copy_back,   ///< temporary copied into the target by commit() (hard-linked target)
+    positioned,  ///< the target itself, written at base_offset() + offset (stdout to a file)
+    stream,      ///< the target itself, written in order at its position (pipe, device)
+  };
+  /// How the temporary file is made: `automatic` prefers O_TMPFILE, `named` always makes a
+  /// named hidden file (what happens where O_TMPFILE or /proc is missing; tests force it).
+  enum class temp_naming : std::uint8_t { automatic, named };
+
+  explicit output_file(std::string target, temp_naming naming = temp_naming::automatic);
   ~output_file();
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
@@ -27,18 +49,50 @@ class output_file {
   output_file& operator=(output_file&&) = delete;
 
   [[nodiscard]] const file_descriptor& fd() const noexcept { return fd_; }
-  [[nodiscard]] bool is_stream() const noexcept { return stream_; }
+  [[nodiscard]] kind how() const noexcept { return kind_; }
+  /// True when bytes must arrive in order at the file position (pipes, devices, O_APPEND).
+  [[nodiscard]] bool is_stream() const noexcept { return kind_ == kind::stream; }
+  /// True when the output is a temporary file of ours from offset 0: it may be preallocated
+  /// and mapped.
+  [[nodiscard]] bool is_private_file() const noexcept {
+    return kind_ == kind::replace || kind_ == kind::copy_back;
+  }
+  /// Where byte 0 of the output goes in fd() (non-zero only for positioned outputs).
+  [[nodiscard]] std::uint64_t base_offset() const noexcept { return base_offset_; }
+  /// The name given by the caller, for messages.
   [[nodiscard]] const std::string& target() const noexcept { return target_; }
 
-  /// Makes the written file the target: fsync (when asked), link and rename into place.
-  void commit(bool fsync);
+  /**
+   * Makes the written bytes the target: checks that all `bytes` reached the file, fsyncs when
+   * asked, then renames (or copies) the temporary into place. A positioned output is left
+   * positioned after the bytes written, as any writer would leave it.
+   * @throw gpusort::error (with the errno) when any step fails; the target is then untouched
+   *   for replaced outputs.
+   */
+  void commit(bool fsync, std::uint64_t bytes);
 
  private:
-  std::string target_;
-  std::string temp_path_;  // named fallback only
+  void open_temporary(temp_naming naming);
+  void make_named_temporary();
+  void apply_final_mode();
+  void link_and_rename();
+  void copy_into_target(std::uint64_t bytes);
+
+  std::string target_;     // as given
+  std::string resolved_;   // symbolic links followed: the file that is replaced
+  std::string temp_path_;  // a named temporary, while it exists
+  kind kind_ = kind::replace;
+  std::uint64_t base_offset_ = 0;
+  std::uint64_t start_size_ = 0;  // stream outputs that are regular files (O_APPEND)
+  bool regular_stream_ = false;
+  // What the finished file should carry: the replaced file's mode and owner, or a new file's.
+  bool existed_ = false;
+  mode_t final_mode_ = 0;
+  uid_t owner_uid_ = 0;
+  gid_t owner_gid_ = 0;
   int cleanup_slot_ = -1;
-  bool stream_ = false;
   bool committed_ = false;
+  file_descriptor target_fd_;  // copy_back: the hard-linked target, opened for writing
   file_descriptor fd_;
 };
 

@@ -16,6 +16,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -119,6 +120,20 @@ class mapped_sink final : public output_sink {
     }
     // A second call (say, with every thread, to wait) joins the threads already at work.
     while (prefaulters_.size() < threads) {
+      if (!start_prefaulter()) break;
+    }
+    if (wait) stop_prefault_after_work();
+  }
+
+  void finish() override { stop_prefault(); }
+  [[nodiscard]] const char* name() const override { return "mmap"; }
+  [[nodiscard]] bool parallel_writes() const override { return true; }
+
+ private:
+  /// Starts one more background prefault thread; false when the system has no thread to
+  /// spare (prefaulting is an optimisation: the writers fault the rest themselves).
+  bool start_prefaulter() {
+    try {
       prefaulters_.emplace_back([this] {
         for (;;) {
           const std::uint64_t w = next_prefault_.fetch_add(1);
@@ -133,15 +148,12 @@ class mapped_sink final : public output_sink {
           }
         }
       });
+      return true;
+    } catch (const std::system_error&) {
+      return false;
     }
-    if (wait) stop_prefault_after_work();
   }
 
-  void finish() override { stop_prefault(); }
-  [[nodiscard]] const char* name() const override { return "mmap"; }
-  [[nodiscard]] bool parallel_writes() const override { return true; }
-
- private:
   /// Output bytes each prefault step maps in: large enough that the per-call cost vanishes,
   /// small enough that writers rarely find their window half done.
   static constexpr std::uint64_t prefault_window = std::uint64_t{64} << 20;
@@ -190,19 +202,22 @@ class mapped_sink final : public output_sink {
 /// Staging buffers written by a writer thread with io_uring; the only sink for pipes.
 class uring_sink final : public output_sink {
  public:
-  uring_sink(output_file& out, std::uint64_t total, trace_recorder* trace)
-      : out_(out), total_(total), trace_(trace) {
-    if (!out_.is_stream() && total_ > 0) {
+  uring_sink(output_file& out, std::uint64_t total, std::size_t min_window,
+             trace_recorder* trace)
+      : out_(out), total_(total), trace_(trace),
+        window_bytes_(std::max(default_window_bytes, min_window)) {
+    if (out_.is_private_file() && total_ > 0) {
       // Preallocation makes buffered writes faster (no block allocation on the write path);
-      // a filesystem without it still works.
+      // a filesystem without it still works. Only into our own temporary: a file we write
+      // through belongs to the caller.
       const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(total_));
       if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL)
         throw_error("cannot allocate " + std::to_string(total_) + " bytes for " + out_.target(),
                     ret);
     }
     for (std::size_t i = 0; i < buffer_count; ++i) {
-      void* p = std::aligned_alloc(4096, window_bytes);
-      if (p == nullptr) throw out_of_memory("output staging buffer", window_bytes);
+      void* p = std::aligned_alloc(4096, (window_bytes_ + 4095) / 4096 * 4096);
+      if (p == nullptr) throw out_of_memory("output staging buffer", window_bytes_);
       buffers_.push_back(static_cast<std::byte*>(p));
       free_.push_back(static_cast<std::byte*>(p));
     }
@@ -219,10 +234,10 @@ class uring_sink final : public output_sink {
     for (std::byte* p : buffers_) std::free(p);
   }
 
-  [[nodiscard]] std::size_t max_window() const override { return window_bytes; }
+  [[nodiscard]] std::size_t max_window() const override { return window_bytes_; }
 
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
-    GPUSORT_EXPECTS(len <= window_bytes, "output window larger than the staging buffer");
+    GPUSORT_EXPECTS(len <= window_bytes_, "output window larger than the staging buffer");
     (void)offset;
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] { return !free_.empty() || error_; });
@@ -256,7 +271,7 @@ class uring_sink final : public output_sink {
 
  private:
   static constexpr std::size_t buffer_count = 3;
-  static constexpr std::size_t window_bytes = std::size_t{32} << 20;
+  static constexpr std::size_t default_window_bytes = std::size_t{32} << 20;
 
   struct job {
     std::uint64_t offset;
@@ -294,7 +309,7 @@ class uring_sink final : public output_sink {
             ring.write_stream(out_.fd(), j.data);
             stream_pos_ += j.data.size();
           } else {
-            ring.write_exact(out_.fd(), j.offset, j.data);
+            ring.write_exact(out_.fd(), out_.base_offset() + j.offset, j.data);
           }
         }
       } catch (...) {
@@ -313,6 +328,7 @@ class uring_sink final : public output_sink {
   output_file& out_;
   std::uint64_t total_;
   trace_recorder* trace_;
+  std::size_t window_bytes_;  // at least one record
   std::uint64_t stream_pos_ = 0;
   std::vector<std::byte*> buffers_;
   std::mutex mutex_;
@@ -342,14 +358,16 @@ write_method parse_write_method(std::string_view name) {
 
 std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
                                               write_method method, trace_recorder* trace,
-                                              bool persistent_mapping) {
+                                              bool persistent_mapping, std::size_t min_window) {
   if (method == write_method::automatic)
-    method = (!out.is_stream() && fallocate_works(out)) ? write_method::mmap : write_method::uring;
+    method = (out.is_private_file() && fallocate_works(out)) ? write_method::mmap
+                                                             : write_method::uring;
   if (method == write_method::mmap) {
-    GPUSORT_EXPECTS(!out.is_stream(), "cannot map " + out.target() + ": it is not a regular file");
+    GPUSORT_EXPECTS(out.is_private_file(),
+                    "cannot map " + out.target() + ": it is written in place, not replaced");
     return std::make_unique<mapped_sink>(out, total_bytes, persistent_mapping, trace);
   }
-  return std::make_unique<uring_sink>(out, total_bytes, trace);
+  return std::make_unique<uring_sink>(out, total_bytes, min_window, trace);
 }
 
 }  // namespace gpusort::io

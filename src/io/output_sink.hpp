@@ -66,9 +66,12 @@ class output_sink {
 /// 8 GiB ran at 2.9-3.3 GB/s, the persistent mapping at 4.7-5.4 GB/s, and with prefault(8)
 /// started before the sort the writes themselves at 31-41 GB/s (8.9 GB/s in a plain process
 /// without prefaulting).
+/// `min_window`: the largest window a producer will ask for at once (one record); staged
+/// sinks size their buffers to hold it.
 std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
                                               write_method method,
                                               trace_recorder* trace = nullptr,
-                                              bool persistent_mapping = false);
+                                              bool persistent_mapping = false,
+                                              std::size_t min_window = 0);
 
 }  // namespace gpusort::io

@@ -144,8 +144,10 @@ std::size_t uring::transfer(op kind, const file_descriptor& file, std::int64_t o
       }
       if (res == 0) {
         if (kind == op::write) {
-          prepare(slot);
-          continue;
+          // A write that moves nothing would be retried forever: the file takes no more.
+          io_uring_cq_advance(&ring_, seen);
+          abandon();
+          throw_error(std::string("write ") + file.path() + ": no bytes written", ENOSPC);
         }
         if (!allow_eof) {
           io_uring_cq_advance(&ring_, seen);

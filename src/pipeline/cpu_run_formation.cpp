@@ -2,6 +2,7 @@
 #include "pipeline/cpu_run_formation.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,17 +23,49 @@ struct filled_chunk {
   std::uint64_t records = 0;
 };
 
+/// Reads up to `records` records into `dst`; returns the records read.
+std::uint64_t read_records(io::input_source& input, std::byte* dst, std::uint64_t records,
+                           std::uint32_t rec, io::uring& ring, const sort_plan& plan,
+                           trace_recorder* trace) {
+  trace_recorder::scope timer(trace, "read");
+  io::transfer_config config;
+  config.block_bytes = plan.read_block_bytes;
+  const std::size_t got = input.read({dst, static_cast<std::size_t>(records * rec)}, ring, config);
+  timer.add_bytes(got);
+  return got / rec;
+}
+
 /// Reads one chunk into `buffer`; returns the records read.
 std::uint64_t read_chunk(io::input_source& input, host_buffer& buffer, std::uint64_t records,
                          std::uint32_t rec, io::uring& ring, const sort_plan& plan,
                          trace_recorder* trace) {
-  trace_recorder::scope timer(trace, "read");
-  io::transfer_config config;
-  config.block_bytes = plan.read_block_bytes;
-  const std::size_t got =
-      input.read({buffer.data(), static_cast<std::size_t>(records * rec)}, ring, config);
-  timer.add_bytes(got);
-  return got / rec;
+  return read_records(input, buffer.data(), records, rec, ring, plan, trace);
+}
+
+/// Where a stream of unknown length starts: its buffer then doubles while the input keeps
+/// coming, so that a short pipe does not reserve the whole budget.
+constexpr std::uint64_t first_stream_buffer_bytes = std::uint64_t{64} << 20;
+
+/// Reads the next chunk of at most `records` records; a stream's buffer grows with it.
+filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std::uint32_t rec,
+                             io::uring& ring, const sort_plan& plan, trace_recorder* trace) {
+  if (input.known_size()) {
+    filled_chunk c{host_buffer(static_cast<std::size_t>(records * rec)), 0};
+    c.records = read_chunk(input, c.buffer, records, rec, ring, plan, trace);
+    return c;
+  }
+  std::uint64_t capacity =
+      std::min(records, std::max<std::uint64_t>(1, first_stream_buffer_bytes / rec));
+  filled_chunk c{host_buffer(static_cast<std::size_t>(capacity * rec)), 0};
+  for (;;) {
+    c.records += read_records(input, c.buffer.data() + c.records * rec, capacity - c.records, rec,
+                              ring, plan, trace);
+    if (c.records < capacity || capacity == records) return c;
+    capacity = std::min(records, capacity * 2);
+    host_buffer bigger(static_cast<std::size_t>(capacity * rec));
+    std::memcpy(bigger.data(), c.buffer.data(), static_cast<std::size_t>(c.records * rec));
+    c.buffer = std::move(bigger);
+  }
 }
 
 }  // namespace
@@ -76,11 +109,15 @@ void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const reco
                       bool descending, run_store& store, trace_recorder* trace) {
   const std::uint32_t rec = format.record_size;
   const std::uint64_t chunk = plan.chunk_records;
-  const std::uint64_t chunk_bytes = chunk * rec;
   io::uring ring(64);
-  host_buffer scratch(static_cast<std::size_t>(cpu::sort_scratch_bytes(chunk, format)));
+  host_buffer scratch;  // sized for the largest chunk so far
 
   auto sort_and_store = [&](filled_chunk c) {
+    const std::uint64_t scratch_bytes = cpu::sort_scratch_bytes(c.records, format);
+    if (scratch.size() < scratch_bytes) {
+      scratch = host_buffer();  // the old one goes first: the budget holds only one
+      scratch = host_buffer(static_cast<std::size_t>(scratch_bytes));
+    }
     std::byte* sorted = nullptr;
     {
       trace_recorder::scope timer(trace, "sort", c.records * rec);
@@ -88,13 +125,10 @@ void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const reco
     }
     if (sorted == scratch.data()) std::swap(c.buffer, scratch);
     store.add(std::move(c.buffer), c.records, ring);
-    if (scratch.size() < cpu::sort_scratch_bytes(chunk, format))
-      scratch = host_buffer(static_cast<std::size_t>(cpu::sort_scratch_bytes(chunk, format)));
   };
 
   if (plan.single_run) {
-    filled_chunk c{host_buffer(static_cast<std::size_t>(chunk_bytes)), 0};
-    c.records = read_chunk(input, c.buffer, chunk, rec, ring, plan, trace);
+    filled_chunk c = read_next_chunk(input, chunk, rec, ring, plan, trace);
     if (c.records > 0) sort_and_store(std::move(c));
     return;
   }
@@ -104,8 +138,7 @@ void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const reco
     try {
       io::uring reader_ring(64);
       for (;;) {
-        filled_chunk c{host_buffer(static_cast<std::size_t>(chunk_bytes)), 0};
-        c.records = read_chunk(input, c.buffer, chunk, rec, reader_ring, plan, trace);
+        filled_chunk c = read_next_chunk(input, chunk, rec, reader_ring, plan, trace);
         if (c.records == 0) break;
         const bool last = c.records < chunk;
         if (!filled.push(std::move(c))) return;

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/host_buffer.hpp"
 #include "core/trace.hpp"
 #include "cpu/multiway_merge.hpp"
+#include "gpusort/error.hpp"
 #include "io/temp_file.hpp"
 #include "io/uring.hpp"
 
@@ -48,21 +50,26 @@ void merge_into_sink(std::span<const cpu::run_view> views, std::uint64_t rank_be
   }
 }
 
-/// An output_sink over an anonymous temporary file: the output of an intermediate pass.
+/// An output_sink over a range of a temporary file from `base`: one run of an intermediate
+/// pass.
 class run_file_sink final : public io::output_sink {
  public:
-  run_file_sink(io::file_descriptor& file, trace_recorder* trace)
-      : file_(file), trace_(trace), staging_(window_bytes) {}
-  [[nodiscard]] std::size_t max_window() const override { return window_bytes; }
+  /// `record_size`: the staging window holds at least one record, however large.
+  run_file_sink(const io::file_descriptor& file, std::uint64_t base, std::uint32_t record_size,
+                trace_recorder* trace)
+      : file_(file), base_(base), trace_(trace),
+        staging_(std::max<std::size_t>(window_bytes, record_size)) {}
+  [[nodiscard]] std::size_t max_window() const override { return staging_.size(); }
   std::span<std::byte> acquire(std::uint64_t, std::size_t len) override {
+    GPUSORT_EXPECTS(len <= staging_.size(), "merge window larger than the staging buffer");
     return {staging_.data(), len};
   }
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
     trace_recorder::scope timer(trace_, "spill", window.size());
-    ring_.write_exact(file_, offset, window);
+    ring_.write_exact(file_, base_ + offset, window);
   }
   void write(std::uint64_t offset, std::span<const std::byte> data) override {
-    ring_.write_exact(file_, offset, data);
+    ring_.write_exact(file_, base_ + offset, data);
   }
   void finish() override {}
   [[nodiscard]] const char* name() const override { return "run file"; }
@@ -70,7 +77,8 @@ class run_file_sink final : public io::output_sink {
 
  private:
   static constexpr std::size_t window_bytes = std::size_t{16} << 20;
-  io::file_descriptor& file_;
+  const io::file_descriptor& file_;
+  std::uint64_t base_;
   trace_recorder* trace_;
   host_buffer staging_;
   io::uring ring_{32};
@@ -97,7 +105,7 @@ class run_cursor {
       const std::uint64_t file_pos = consumed_ + loaded_;
       const std::uint64_t n = want - loaded_;
       trace_recorder::scope timer(trace, "read runs", n * rec_);
-      ring.read_exact(run_.file, file_pos * rec_,
+      ring.read_exact(*run_.file, run_.file_offset + file_pos * rec_,
                       {buffer_.data() + (start_ + loaded_) * rec_,
                        static_cast<std::size_t>(n * rec_)});
       loaded_ = want;
@@ -173,22 +181,33 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
   }
   std::uint32_t passes = 0;
   // Intermediate passes: merge consecutive groups (keeps stability) until one pass suffices.
+  // Each pass writes its runs one after another into one new file, so that the descriptors
+  // held stay few however many runs there are.
   while (runs.size() > plan.merge_fanin) {
     std::vector<sorted_run> next;
+    std::shared_ptr<const io::file_descriptor> pass_file;
+    std::uint64_t pass_end = 0;
     for (std::size_t first = 0; first < runs.size(); first += plan.merge_fanin) {
       const std::size_t last = std::min(runs.size(), first + plan.merge_fanin);
       if (last - first == 1) {
         next.push_back(std::move(runs[first]));
         continue;
       }
+      if (pass_file == nullptr)
+        pass_file = std::make_shared<const io::file_descriptor>(
+            io::make_anonymous_file(store.temp_dir()));
       sorted_run merged;
-      merged.file = io::make_anonymous_file(store.temp_dir());
+      merged.file = pass_file;
+      merged.file_offset = pass_end;
       for (std::size_t j = first; j < last; ++j) merged.records += runs[j].records;
-      run_file_sink file_sink(merged.file, trace);
-      merge_windowed({runs.data() + first, last - first}, file_sink, false, format, descending,
-                     plan.budget_bytes, trace);
+      {
+        run_file_sink file_sink(*pass_file, pass_end, format.record_size, trace);
+        merge_windowed({runs.data() + first, last - first}, file_sink, false, format,
+                       descending, plan.budget_bytes, trace);
+      }
       // Free the inputs of this group now: the disk space and memory are needed.
-      for (std::size_t j = first; j < last; ++j) runs[j] = sorted_run{};
+      for (std::size_t j = first; j < last; ++j) runs[j].release(format.record_size);
+      pass_end += merged.records * format.record_size;
       next.push_back(std::move(merged));
     }
     runs = std::move(next);

@@ -1,10 +1,22 @@
 // Run storage: resident runs up to the budget, the rest written to anonymous temp files.
 #include "pipeline/run_store.hpp"
 
+#include <fcntl.h>
+
 #include "core/trace.hpp"
 #include "io/temp_file.hpp"
 
 namespace gpusort::pipeline {
+
+void sorted_run::release(std::uint32_t record_size) noexcept {
+  if (file != nullptr && records > 0) {
+    // The file may hold other runs still to be merged: free this run's blocks only. Where the
+    // filesystem cannot punch holes the space comes back when the file closes.
+    ::fallocate(file->get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                static_cast<off_t>(file_offset), static_cast<off_t>(records * record_size));
+  }
+  *this = sorted_run{};
+}
 
 run_store::run_store(std::uint32_t record_size, std::uint64_t resident_limit,
                      std::string temp_dir, trace_recorder* trace)
@@ -24,8 +36,12 @@ void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring) 
   } else {
     trace_recorder::scope timer(trace_, "spill", bytes);
     spilled_ = true;
-    run.file = io::make_anonymous_file(temp_dir_);
-    ring.write_exact(run.file, 0, {buffer.data(), static_cast<std::size_t>(bytes)});
+    if (spill_file_ == nullptr)
+      spill_file_ = std::make_shared<const io::file_descriptor>(io::make_anonymous_file(temp_dir_));
+    ring.write_exact(*spill_file_, spill_end_, {buffer.data(), static_cast<std::size_t>(bytes)});
+    run.file = spill_file_;
+    run.file_offset = spill_end_;
+    spill_end_ += bytes;
   }
   runs_.push_back(std::move(run));
 }
@@ -33,7 +49,7 @@ void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring) 
 void run_store::add_file(io::file_descriptor file, std::uint64_t records) {
   sorted_run run;
   run.records = records;
-  run.file = std::move(file);
+  run.file = std::make_shared<const io::file_descriptor>(std::move(file));
   total_records_ += records;
   spilled_ = true;
   runs_.push_back(std::move(run));

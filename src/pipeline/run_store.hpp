@@ -20,14 +20,20 @@ namespace gpusort::pipeline {
 /// One sorted run. Exactly one of `memory` and `file` holds its records.
 struct sorted_run {
   std::uint64_t records = 0;
-  host_buffer memory;         ///< resident: records at memory.data()
-  io::file_descriptor file;   ///< spilled: records from offset 0
-  [[nodiscard]] bool resident() const noexcept { return !file; }
+  host_buffer memory;  ///< resident: records at memory.data()
+  /// Spilled: records from `file_offset` of a temporary file that several runs share, so that
+  /// the open descriptors do not grow with the number of runs (RLIMIT_NOFILE).
+  std::shared_ptr<const io::file_descriptor> file;
+  std::uint64_t file_offset = 0;
+  [[nodiscard]] bool resident() const noexcept { return file == nullptr; }
+  /// Gives a spilled run's disk space back (best effort) and empties the run.
+  void release(std::uint32_t record_size) noexcept;
 };
 
 /**
  * Keeps runs in input order. add() keeps a run resident while the resident total stays within
- * `resident_limit` bytes and spills it to a temporary file in `temp_dir` otherwise.
+ * `resident_limit` bytes and appends it to the store's one temporary file in `temp_dir`
+ * otherwise.
  * @throw gpusort::error on temporary-file trouble (ENOSPC names the directory).
  */
 class run_store {
@@ -54,6 +60,8 @@ class run_store {
   bool spilled_ = false;
   std::string temp_dir_;
   trace_recorder* trace_;
+  std::shared_ptr<const io::file_descriptor> spill_file_;  // created with the first spill
+  std::uint64_t spill_end_ = 0;
   std::vector<sorted_run> runs_;
 };
 

@@ -1,4 +1,6 @@
 // gpusort::sort_file and sort_buffer: the driver that reads like the data flow.
+#include <sched.h>
+
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -28,12 +30,22 @@ namespace gpusort {
 namespace {
 
 std::uint64_t host_budget(const sort_options& options) {
-  return options.buffer_bytes != 0 ? options.buffer_bytes : physical_memory_bytes() / 2;
+  const std::uint64_t physical = physical_memory_bytes();
+  const std::uint64_t asked = options.buffer_bytes != 0 ? options.buffer_bytes : physical / 2;
+  return std::clamp(asked, min_buffer_bytes, std::max(physical, min_buffer_bytes));
+}
+
+/// The CPUs this process may run on (its affinity mask), at least 1.
+unsigned available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 unsigned thread_count(const sort_options& options) {
-  return options.threads != 0 ? options.threads
-                              : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cpus = available_cpus();
+  return options.threads != 0 ? std::min(options.threads, cpus) : cpus;
 }
 
 void notice(const sort_options& options, const std::string& line) {
@@ -93,9 +105,19 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
                      const sort_options& options) {
   options.format.validate();
   trace_recorder trace;
-  // Open everything first: a missing input or an unwritable output fails before any work.
+  // Open everything first: a missing input or an unwritable output (the trace too) fails
+  // before any work, and nothing can fail once the output has replaced the old one.
   io::input_source input(inputs, options.format.record_size);
   io::output_file out(output);
+  std::optional<io::output_file> trace_out;
+  if (!options.trace_path.empty()) trace_out.emplace(options.trace_path);
+  if (options.buffer_bytes != 0 && host_budget(options) != options.buffer_bytes)
+    notice(options, "host budget " + format_bytes(options.buffer_bytes) + " adjusted to " +
+                        format_bytes(host_budget(options)));
+  if (options.threads > thread_count(options))
+    notice(options, std::to_string(options.threads) + " threads asked, " +
+                        std::to_string(thread_count(options)) + " CPUs available: using " +
+                        std::to_string(thread_count(options)));
 
   sort_stats stats;
   stats.backend = "cpu";
@@ -114,7 +136,8 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
                                                  " bytes, written with " + std::to_string(total));
         return *sink;
       }
-      sink = io::make_output_sink(out, total, io::write_method::automatic, &trace, whole_mapping);
+      sink = io::make_output_sink(out, total, io::write_method::automatic, &trace, whole_mapping,
+                                format.record_size);
       sink_bytes = total;
       return *sink;
     };
@@ -163,14 +186,14 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
       notice(options, "sorting " + input.describe() + " (" + describe(format) +
                           ") on the CPU; " + plan.describe(format));
       // One run into a file: the sort's last pass writes straight into the output mapping.
-      const std::uint64_t known = input.known_size().value_or(0);
-      if (plan.single_run && known > 0) {
+      const std::uint64_t input_bytes = input.known_size().value_or(0);
+      if (plan.single_run && input_bytes > 0) {
         whole_mapping = true;
         if (pipeline::sort_single_run_into(input, plan, format, options.descending,
-                                           open_sink(known), known, thread_count(options),
-                                           &trace)) {
-          stats.records = known / format.record_size;
-          stats.input_bytes = known;
+                                           open_sink(input_bytes), input_bytes,
+                                           thread_count(options), &trace)) {
+          stats.records = input_bytes / format.record_size;
+          stats.input_bytes = input_bytes;
           stats.runs = 1;
           sink->finish();
           return;
@@ -195,13 +218,21 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     }
     sink->finish();
   });
+  if (trace_out) {
+    // Written before the output replaces the old one, so that a trace that cannot be written
+    // fails the sort while the old output is still in place; the trace ends before "commit".
+    const std::string json = trace.chrome_trace();
+    const std::unique_ptr<io::output_sink> trace_sink =
+        io::make_output_sink(*trace_out, json.size(), io::write_method::uring);
+    trace_sink->write(0, std::as_bytes(std::span(json)));
+    trace_sink->finish();
+    trace_out->commit(options.fsync, json.size());
+  }
   {
     trace_recorder::scope timer(&trace, "commit");
-    out.commit(options.fsync);
+    out.commit(options.fsync, stats.input_bytes);
   }
-  stats = finish_stats(trace, std::move(stats));
-  if (!options.trace_path.empty()) trace.write_chrome_trace(options.trace_path);
-  return stats;
+  return finish_stats(trace, std::move(stats));
 }
 
 sort_stats sort_buffer(std::span<std::byte> data, const sort_options& options) {

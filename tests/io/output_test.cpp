@@ -32,7 +32,7 @@ TEST(OutputFile, TargetIsUntouchedUntilCommit) {
     const std::vector<std::byte> data(4096, std::byte{7});
     ASSERT_EQ(::write(out.fd().get(), data.data(), data.size()), 4096);
     EXPECT_EQ(test::read_file(target).size(), 10u) << "old output still in place";
-    out.commit(/*fsync=*/true);
+    out.commit(/*fsync=*/true, data.size());
   }
   EXPECT_EQ(test::read_file(target), std::vector<std::byte>(4096, std::byte{7}));
   EXPECT_EQ(entries(dir.path()), 1u) << "no temporary file left";
@@ -94,7 +94,7 @@ TEST_P(Sinks, WindowsInAnyOrderAndDirectWrites) {
     }
     sink->write(half, std::span(expect).subspan(half));
     sink->finish();
-    out.commit(false);
+    out.commit(false, total);
   }
   EXPECT_EQ(test::read_file(target), expect);
 }

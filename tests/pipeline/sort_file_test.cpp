@@ -69,13 +69,13 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
   const record_format f = test::make_format("u64", 16, 0);
   test::scratch_dir dir;
-  const std::uint64_t records = 400000;  // 6.4 MB against a 256 KiB budget: ~100 runs
+  const std::uint64_t records = 2000000;  // 32 MB against the smallest budget (4 MiB): ~30 runs
   const std::uint64_t seed = test::base_seed() + 99;
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto data = test::random_records(records, f, seed);
   test::write_file(dir.file("in"), data);
   const sort_stats stats =
-      sort_file({dir.file("in")}, dir.file("out"), cpu_options(f, false, 256 << 10, dir.path()));
+      sort_file({dir.file("in")}, dir.file("out"), cpu_options(f, false, min_buffer_bytes, dir.path()));
   EXPECT_GE(stats.runs, 8u);
   EXPECT_TRUE(stats.spilled);
   EXPECT_GE(stats.merge_passes, 2u) << "more runs than the fan-in: a multi-pass merge";

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <thread>
 #include <vector>
 
 #include "gpusort/error.hpp"
@@ -108,6 +109,10 @@ std::optional<po::variables_map> parse_with_operands(int argc, const char* const
     return std::nullopt;
   }
   return vm;
+}
+
+unsigned capped_threads(unsigned requested) noexcept {
+  return std::min(requested, std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace gpusort::tools

@@ -31,6 +31,10 @@ void add_format_options(boost::program_options::options_description& desc);
 /// Help text for the format options' values (presets and key types), for --help.
 [[nodiscard]] std::string format_help();
 
+/// A --threads request capped at the hardware threads: more only compete for them, and TBB
+/// fails to allocate for absurd counts (-j 4294967295).
+[[nodiscard]] unsigned capped_threads(unsigned requested) noexcept;
+
 /// True when records have gensort's binary layout: 100 bytes, a 10-byte key at offset 0.
 [[nodiscard]] bool is_gensort_layout(const record_format& format) noexcept;
 

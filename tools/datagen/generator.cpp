@@ -603,7 +603,7 @@ void write_records(const generator_config& config, const std::string& path,
     for (std::uint64_t w = 0; w < windows; ++w) fill(w);
   }
   sink->finish();
-  out.commit(/*fsync=*/false);
+  out.commit(/*fsync=*/false, total);
 }
 
 }  // namespace gpusort::tools

@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
 
     std::optional<tbb::global_control> threads;
     if (const unsigned n = vm["threads"].as<unsigned>(); n > 0)
-      threads.emplace(tbb::global_control::max_allowed_parallelism, n);
+      threads.emplace(tbb::global_control::max_allowed_parallelism, tools::capped_threads(n));
 
     const auto start = std::chrono::steady_clock::now();
     tools::write_records(config, output, method);

@@ -272,7 +272,7 @@ double timed_write(const settings& s, const write_fn& fn, std::span<const std::b
   const auto start = clock_type::now();
   io::output_file out(s.out);
   fn(out, src);
-  out.commit(/*fsync=*/false);
+  out.commit(/*fsync=*/false, src.size());
   return seconds_since(start);
 }
 
@@ -443,7 +443,7 @@ int main(int argc, char** argv) {
       }
       io::output_file out(s.out);
       best_write_fn(out, buffer.span());
-      out.commit(false);
+      out.commit(false, buffer.span().size());
       floor.runs.push_back(seconds_since(start));
     }
     if (s.verify) verify_copy(s, buffer.span());

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     options.stable = vm.count("stable") > 0;
     std::optional<tbb::global_control> threads;
     if (const unsigned n = vm["threads"].as<unsigned>(); n > 0)
-      threads.emplace(tbb::global_control::max_allowed_parallelism, n);
+      threads.emplace(tbb::global_control::max_allowed_parallelism, tools::capped_threads(n));
 
     const std::string in = files.size() == 2 ? files[0] : std::string();
     const tools::validation v = tools::validate_files(in, files.back(), options);
