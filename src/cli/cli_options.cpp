@@ -24,7 +24,8 @@ constexpr const char* usage_line =
     "\n"
     "With -o, every operand is an input. Without it, two operands are INPUT OUTPUT, one is\n"
     "INPUT (output to stdout), none reads stdin. '-' names stdin or stdout. Several inputs are\n"
-    "concatenated. The output is replaced atomically; it may be one of the inputs.\n";
+    "concatenated. The output is replaced atomically; it may be one of the inputs. It keeps its\n"
+    "mode and owner; links are followed; devices and FIFOs are written into, not replaced.\n";
 
 constexpr const char* examples =
     "\nExamples:\n"
@@ -34,7 +35,8 @@ constexpr const char* examples =
     "  gpusort --format gensort part-*.bin -o all.bin\n"
     "  producer | gpusort -t u32 - - | consumer\n"
     "  gpusort -S 4G -T /scratch big.bin big.bin   sort in place within 4 GiB of memory\n"
-    "\nExit status: 0 on success, 2 on trouble (the message names the file and the cause).\n";
+    "\nExit status: 0 on success, 2 on trouble (the message names the file and the cause).\n"
+    "Options may be repeated; the last one counts.\n";
 
 po::options_description visible_options() {
   po::options_description format_opts("Record format");
@@ -43,7 +45,7 @@ po::options_description visible_options() {
        "key type: u32 u64 i32 i64 f32 f64 (little-endian; floats in IEEE totalOrder) or "
        "bytes:N (unsigned byte string); default u64")
       ("record-size", po::value<std::string>()->value_name("BYTES"),
-       "bytes per record (default: the key size)")
+       "bytes per record, up to 1 GiB (default: the key size)")
       ("key-offset", po::value<std::string>()->value_name("BYTES"),
        "offset of the key inside each record (default 0)")
       ("format", po::value<std::string>()->value_name("NAME"),
@@ -60,7 +62,8 @@ po::options_description visible_options() {
   po::options_description resource_opts("Resources");
   resource_opts.add_options()
       ("buffer-size,S", po::value<std::string>()->value_name("SIZE"),
-       "host memory budget, e.g. 512M, 8G or 50% (of physical memory; the default is 50%)")
+       "host memory budget, e.g. 512M, 8G or 50% (of physical memory; the default is 50%; "
+       "at least 4M, at most the physical memory)")
       ("temporary-directory,T", po::value<std::string>()->value_name("DIR"),
        "directory for runs spilled to disk (default $TMPDIR or /tmp)")
       ("parallel", po::value<std::string>()->value_name("N"),
@@ -81,7 +84,8 @@ po::options_description visible_options() {
       ("stats", po::value<std::string>()->implicit_value("text")->value_name("json"),
        "print per-stage times, bytes and rates on stderr (--stats=json for JSON)")
       ("trace", po::value<std::string>()->value_name("FILE"),
-       "write a Chrome trace-event JSON of every stage to FILE (open it in Perfetto)")
+       "write a Chrome trace-event JSON of every stage to FILE (open it in Perfetto); it is "
+       "written before the output is committed")
       ("verbose,v", po::bool_switch(), "print the plan and the backend chosen on stderr")
       ("help,h", po::bool_switch(), "show this help and exit")
       ("version", po::bool_switch(), "show the version and exit");

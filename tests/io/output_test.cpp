@@ -13,6 +13,7 @@
 #include "gpusort/error.hpp"
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"
+#include "io/uring.hpp"
 #include "test_support.hpp"
 
 namespace gpusort::io {
@@ -142,6 +143,148 @@ TEST(Sinks, UringSinkStreamsIntoAPipeInOrder) {
   }
   reader.join();
   EXPECT_EQ(got, expect);
+}
+
+/// The hidden temporaries beside a target, by name.
+std::vector<std::filesystem::path> temporaries(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> found;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().find(".gpusort-") != std::string::npos)
+      found.push_back(e.path());
+  return found;
+}
+
+TEST(OutputFile, NamedTemporaryIsPrivateUntilCommitAndGetsTheTargetsMode) {
+  test::scratch_dir dir;
+  const std::string target = dir.file("out.bin");
+  test::write_file(target, std::vector<std::byte>(10, std::byte{1}));
+  ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
+  {
+    output_file out(target, output_file::temp_naming::named);
+    EXPECT_EQ(out.how(), output_file::kind::replace);
+    const auto temps = temporaries(dir.path());
+    ASSERT_EQ(temps.size(), 1u);
+    struct stat st {};
+    ASSERT_EQ(::stat(temps[0].c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u) << "readable by others while the sort runs";
+    ASSERT_EQ(::write(out.fd().get(), "12345678", 8), 8);
+    out.commit(false, 8);
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(test::read_file(target).size(), 8u);
+  EXPECT_TRUE(temporaries(dir.path()).empty());
+}
+
+TEST(OutputFile, NewFileGetsTheUmaskedDefaultMode) {
+  test::scratch_dir dir;
+  const mode_t old = ::umask(027);
+  for (const auto naming : {output_file::temp_naming::automatic, output_file::temp_naming::named}) {
+    const std::string target = dir.file("new.bin");
+    std::filesystem::remove(target);
+    {
+      output_file out(target, naming);
+      out.commit(false, 0);
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(target.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+  }
+  ::umask(old);
+}
+
+TEST(OutputFile, KindFollowsWhatTheTargetIs) {
+  test::scratch_dir dir;
+  test::write_file(dir.file("plain"), std::vector<std::byte>(8));
+  EXPECT_EQ(output_file(dir.file("plain")).how(), output_file::kind::replace);
+  EXPECT_EQ(output_file(dir.file("absent")).how(), output_file::kind::replace);
+  std::filesystem::create_hard_link(dir.file("plain"), dir.file("second"));
+  EXPECT_EQ(output_file(dir.file("plain")).how(), output_file::kind::copy_back);
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  // A reader first, so that opening the FIFO for writing does not wait for one.
+  const int reader = ::open(dir.file("fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  EXPECT_EQ(output_file(dir.file("fifo")).how(), output_file::kind::stream);
+  ::close(reader);
+}
+
+TEST(OutputFile, SymbolicLinksAreFollowedAndKept) {
+  test::scratch_dir dir;
+  std::filesystem::create_directory(dir.path() / "sub");
+  test::write_file(dir.file("sub/real"), std::vector<std::byte>(8));
+  std::filesystem::create_symlink("sub/real", dir.file("hop1"));
+  std::filesystem::create_symlink(dir.file("hop1"), dir.file("hop2"));
+  {
+    output_file out(dir.file("hop2"));
+    ASSERT_EQ(::write(out.fd().get(), "abc", 3), 3);
+    out.commit(false, 3);
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("hop1")));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("hop2")));
+  EXPECT_EQ(test::read_file(dir.file("sub/real")).size(), 3u);
+  std::filesystem::create_symlink("loop", dir.file("loop"));
+  try {
+    output_file out(dir.file("loop"));
+    FAIL() << "a symbolic link loop was accepted";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code().value(), ELOOP);
+  }
+}
+
+TEST(OutputFile, CommitRefusesAnOutputThatIsShortOfItsBytes) {
+  test::scratch_dir dir;
+  const std::string target = dir.file("out.bin");
+  test::write_file(target, std::vector<std::byte>(4, std::byte{9}));
+  try {
+    output_file out(target);
+    ASSERT_EQ(::write(out.fd().get(), "1234", 4), 4);
+    out.commit(false, 8);
+    FAIL() << "a short output was committed";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code().value(), EIO);
+  }
+  EXPECT_EQ(test::read_file(target), std::vector<std::byte>(4, std::byte{9}));
+}
+
+TEST(OutputFile, HardLinkedTargetIsRewrittenInPlace) {
+  test::scratch_dir dir;
+  test::write_file(dir.file("a"), std::vector<std::byte>(100, std::byte{1}));
+  std::filesystem::create_hard_link(dir.file("a"), dir.file("b"));
+  {
+    output_file out(dir.file("a"));
+    const std::vector<std::byte> data(40, std::byte{2});
+    ASSERT_EQ(::write(out.fd().get(), data.data(), data.size()), 40);
+    EXPECT_EQ(test::read_file(dir.file("b")).size(), 100u) << "untouched until commit";
+    out.commit(true, 40);
+  }
+  EXPECT_EQ(test::read_file(dir.file("b")), std::vector<std::byte>(40, std::byte{2}));
+  EXPECT_EQ(std::filesystem::hard_link_count(dir.file("a")), 2u);
+}
+
+TEST(Errors, KeepTheirErrno) {
+  try {
+    throw_error("write x", ENOSPC);
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::no_space_on_device);
+    EXPECT_STREQ(e.what(), "write x: No space left on device");
+  }
+  try {
+    throw_error("bad option");
+  } catch (const error& e) {
+    EXPECT_EQ(e.code().value(), 0);
+    EXPECT_STREQ(e.what(), "bad option");
+  }
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  const file_descriptor full = file_descriptor::open("/dev/full", O_WRONLY);
+  std::vector<std::byte> data(1 << 16);
+  uring ring(8);
+  try {
+    ring.write_stream(full, data);
+    FAIL() << "a write to /dev/full succeeded";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code().value(), ENOSPC) << e.what();
+  }
 }
 
 }  // namespace

@@ -116,6 +116,21 @@ TEST(DatagenDeterminism, CommandLineOutputsAgree) {
   EXPECT_EQ(a, read_bytes(dir.file("e.bin")));
 }
 
+TEST(ToolThreads, HugeThreadCountsAreCapped) {
+  // -j 4294967295 made TBB fail to allocate ("error: std::bad_alloc"): capped at the hardware.
+  scratch_dir dir;
+  const std::string a = dir.file("a.bin");
+  const command_result gen =
+      run_command(sh_quote(GPUSORT_DATAGEN) + " -j 4294967295 --count 1000 -q -o " + a);
+  ASSERT_EQ(gen.status, 0) << gen.output;
+  EXPECT_EQ(read_bytes(a).size(), 8000u);
+  const command_result check =
+      run_command(sh_quote(GPUSORT_VALIDATE) + " -j 4294967295 -q " + a + " " + a);
+  EXPECT_NE(check.status, 2) << "the random file is out of order (1), not trouble (2): "
+                             << check.output;
+  EXPECT_EQ(check.output.find("bad_alloc"), std::string::npos) << check.output;
+}
+
 TEST(DatagenCommandLine, RejectsBadArguments) {
   scratch_dir dir;
   const std::string tool = sh_quote(GPUSORT_DATAGEN);
