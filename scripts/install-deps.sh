@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what gpusort needs to build and test on Debian 12 (bookworm) or a close relative.
 # CUDA is optional: when nvcc is present (/usr/local/cuda/bin/nvcc) the GPU backend is built too.
+# scripts/sanitize.sh needs nothing more: GCC's ASan/UBSan runtimes come with build-essential.
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
   liburing-dev libtbb-dev libboost-program-options-dev libgtest-dev
   python3
+  clang libclang-rt-dev  # the fuzz preset: clang++ and its libFuzzer/ASan/UBSan runtimes
 )
 
 missing=()

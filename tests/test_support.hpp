@@ -76,7 +76,8 @@ inline std::vector<std::byte> read_file(const std::string& path) {
   const std::vector<char> chars((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
   std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
+  // An empty vector's data() may be null, and memcpy's pointers must not be even for 0 bytes.
+  if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
   return bytes;
 }
 

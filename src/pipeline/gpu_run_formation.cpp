@@ -141,6 +141,10 @@ class run_collector final : public gpu::run_sink {
 
   std::span<std::byte> piece_buffer(std::uint64_t, std::uint64_t, std::size_t len) override {
     GPUSORT_EXPECTS(len <= staging().buffer_bytes(), "run former piece larger than staging");
+    // A failed write (a full disk, a closed pipe) stops the ordered worker, whose queued pieces
+    // then never give their buffers back: fail the former now instead of letting it poll for
+    // a buffer forever.
+    if (const std::exception_ptr failed = worker_.error()) std::rethrow_exception(failed);
     std::byte* p = staging().try_acquire();
     if (p == nullptr) return {};
     return {p, len};
@@ -192,11 +196,15 @@ class run_collector final : public gpu::run_sink {
     }
     // A stream: written in order, one piece after another.
     worker_.push([this, offset, piece] {
+      struct release_guard {
+        staging_pool& pool;
+        std::byte* buffer;
+        ~release_guard() { pool.release(buffer); }
+      } guard{staging(), piece.data()};
       arena_.execute([&] {
         if (sink_ == nullptr) sink_ = &open_sink_(output_bytes_);
         sink_->write(offset, piece);  // the sink records the "write" track
       });
-      staging().release(piece.data());
     });
   }
 

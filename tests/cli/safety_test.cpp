@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include "test_support.hpp"
@@ -188,7 +189,9 @@ TEST(OutputMode, ReplacedFileKeepsItsModeAndOwner) {
   test::scratch_dir dir;
   const auto data = make_input(dir, "f.bin", 20000, test::base_seed() + 7);
   ASSERT_EQ(::chmod(dir.file("f.bin").c_str(), 0600), 0);
-  if (is_root()) ASSERT_EQ(::chown(dir.file("f.bin").c_str(), 65534, 65534), 0);
+  if (is_root()) {
+    ASSERT_EQ(::chown(dir.file("f.bin").c_str(), 65534, 65534), 0);
+  }
   const outcome o = run_script("\"$G\" --devices none f.bin f.bin", dir);
   ASSERT_EQ(o.status, 0) << o.err;
   struct stat st {};
@@ -353,7 +356,17 @@ TEST(KernelFeatures, SortsWithoutProc) {
   const outcome o = run_script(
       "unshare -m --fork sh -c 'umount -l /proc && \"$0\" --devices none in.bin out.bin' \"$G\"",
       dir);
+#ifdef __SANITIZE_ADDRESS__
+  // Under scripts/sanitize.sh: ASan reads its options from /proc/self/environ, so nothing turns
+  // off the leak check, and LeakSanitizer dies at exit without /proc/PID/task, after gpusort
+  // has committed its output. The output and the temporaries below are still checked.
+  if (o.status == 1 && o.err.find("LeakSanitizer has encountered a fatal error") != std::string::npos)
+    std::cerr << "note: LeakSanitizer cannot run without /proc; exit status not checked\n";
+  else
+    ASSERT_EQ(o.status, 0) << o.err;
+#else
   ASSERT_EQ(o.status, 0) << o.err;
+#endif
   EXPECT_EQ(test::read_file(dir.file("out.bin")), sorted(data));
   EXPECT_EQ(leftover_temporaries(dir), 0u);
 }
