@@ -24,6 +24,7 @@ struct sort_stats {
   std::uint64_t merge_passes = 0; ///< 0 when a single run was written directly
   bool spilled = false;           ///< runs went through temporary files
   std::string backend;            ///< "cpu" or the GPU name
+  std::string strategy;           ///< the plan's strategy: "gpu-one-chunk", "cpu-runs", ...
   double wall_seconds = 0;
   std::vector<stage_stats> stages;
 

@@ -82,11 +82,11 @@ po::options_description visible_options() {
        "write the result to FILE instead of the last operand")
       ("fsync", po::bool_switch(), "fsync the output before renaming it into place")
       ("stats", po::value<std::string>()->implicit_value("text")->value_name("json"),
-       "print per-stage times, bytes and rates on stderr (--stats=json for JSON)")
+       "print the strategy and per-stage times, bytes and rates on stderr (--stats=json for JSON)")
       ("trace", po::value<std::string>()->value_name("FILE"),
        "write a Chrome trace-event JSON of every stage to FILE (open it in Perfetto); it is "
        "written before the output is committed")
-      ("verbose,v", po::bool_switch(), "print the plan and the backend chosen on stderr")
+      ("verbose,v", po::bool_switch(), "print the plan (strategy, device, budget, runs, output) and why, on stderr")
       ("help,h", po::bool_switch(), "show this help and exit")
       ("version", po::bool_switch(), "show the version and exit");
 

@@ -11,10 +11,11 @@ std::string sort_stats::to_text() const {
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line,
-                "gpusort: %llu records (%s) in %.3f s, %.2f GB/s, backend %s, %llu run(s)%s\n",
+                "gpusort: %llu records (%s) in %.3f s, %.2f GB/s, backend %s, strategy %s, "
+                "%llu run(s)%s\n",
                 static_cast<unsigned long long>(records), format_bytes(input_bytes).c_str(),
                 wall_seconds, wall_seconds > 0 ? input_bytes / wall_seconds / 1e9 : 0.0,
-                backend.c_str(), static_cast<unsigned long long>(runs),
+                backend.c_str(), strategy.c_str(), static_cast<unsigned long long>(runs),
                 spilled ? ", spilled to disk" : "");
   out += line;
   std::snprintf(line, sizeof line, "  %-12s %9s %9s %12s %10s %10s\n", "stage", "busy s",
@@ -54,6 +55,7 @@ std::string sort_stats::to_json() const {
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
+  out += "\",\"strategy\":\"" + strategy;  // a fixed name: nothing to escape
   std::snprintf(buf, sizeof buf, "\",\"wall_seconds\":%.6f,\"stages\":[", wall_seconds);
   out += buf;
   for (std::size_t i = 0; i < stages.size(); ++i) {

@@ -52,7 +52,81 @@ constexpr std::uint64_t slot_alignment = 256;
 
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
+/// What a chunk of records occupies on the device.
+struct record_shape {
+  std::uint32_t record_size = 0;
+  std::uint32_t key_size = 0;
+  std::uint32_t value_size = 0;  ///< packed payload word: 0 (key-only), 4 or 8
+
+  explicit record_shape(const record_format& f)
+      : record_size(f.record_size),
+        key_size(f.key_size),
+        value_size(f.key_only() ? 0 : (f.record_size - f.key_size <= 4 ? 4 : 8)) {}
+
+  [[nodiscard]] std::uint64_t values_offset(std::uint64_t n) const {
+    return align_up(n * key_size, slot_alignment);
+  }
+  [[nodiscard]] std::uint64_t slot_bytes(std::uint64_t n) const {
+    if (value_size == 0) return align_up(n * key_size, slot_alignment);
+    // A slot holds the AoS chunk, or the normalized keys followed by the packed payloads.
+    return align_up(std::max<std::uint64_t>(n * record_size, values_offset(n) + n * value_size),
+                    slot_alignment);
+  }
+  [[nodiscard]] std::size_t cub_temp_bytes(std::uint64_t n) const {
+    const auto items = static_cast<std::uint32_t>(n);
+    const bool word32 = key_size == 4;
+    if (value_size == 0)
+      return word32 ? detail::onesweep_keys_temp_bytes<std::uint32_t>(items)
+                    : detail::onesweep_keys_temp_bytes<std::uint64_t>(items);
+    if (word32)
+      return value_size == 4
+                 ? detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint32_t>(items)
+                 : detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint64_t>(items);
+    return value_size == 4 ? detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint32_t>(items)
+                           : detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint64_t>(items);
+  }
+};
+
 }  // namespace
+
+chunk_plan plan_chunks(const run_former_config& config, const device_info& info) {
+  GPUSORT_EXPECTS(supports_format(config.format),
+                  "GPU run former: unsupported record format: " + gpusort::describe(config.format));
+  const record_shape shape(config.format);
+  device_guard guard(config.device);  // CUB's workspace queries read the current device
+  chunk_plan plan;
+  if (config.memory_budget != 0) {
+    plan.budget_bytes = config.memory_budget;
+  } else {
+    // Leave room for the context's own growth, other processes and fragmentation.
+    const std::uint64_t margin =
+        std::max<std::uint64_t>(std::uint64_t{512} << 20, info.total_bytes / 32);
+    plan.budget_bytes = info.free_bytes > margin ? info.free_bytes - margin : 0;
+  }
+  const std::uint64_t budget = plan.budget_bytes;
+  std::uint64_t cap = detail::max_sort_items;
+  if (config.max_chunk_records != 0) cap = std::min(cap, config.max_chunk_records);
+  const std::uint64_t per_record =
+      std::max<std::uint64_t>(shape.slot_bytes(1 << 20) >> 20, 1);  // 3 slots cost 3x this
+  std::uint64_t n = std::min(cap, budget / (3 * per_record));
+  // CUB's workspace grows with n: shrink until slots and workspace fit together.
+  for (int iteration = 0; n > 0; ++iteration) {
+    const std::size_t temp = shape.cub_temp_bytes(n);
+    if (3 * shape.slot_bytes(n) + temp <= budget) break;
+    const std::uint64_t left =
+        budget > temp + 3 * slot_alignment ? budget - temp - 3 * slot_alignment : 0;
+    const std::uint64_t fit = left / (3 * per_record);
+    n = iteration < 8 ? std::min(n - 1, fit) : n - 1 - n / 64;
+  }
+  plan.chunk_records = n;
+  if (n == 0) return plan;
+  plan.slot_bytes = shape.slot_bytes(n);
+  plan.temp_bytes = shape.cub_temp_bytes(n);
+  const std::size_t piece_bytes =
+      config.piece_bytes != 0 ? config.piece_bytes : default_piece_bytes;
+  plan.piece_records = std::max<std::uint64_t>(1, piece_bytes / shape.record_size);
+  return plan;
+}
 
 struct run_former::impl {
   // --- configuration and plan (immutable after construction) ---
@@ -68,7 +142,7 @@ struct run_former::impl {
   std::uint64_t chunk_records_ = 0;
   std::uint64_t piece_records_ = 0;
   std::uint64_t slot_bytes_ = 0;
-  std::size_t temp_bytes_ = 0;
+  std::size_t temp_bytes_ = 0;  ///< CUB's workspace
 
   // --- device resources ---
   device_buffer slots_[3];
@@ -153,11 +227,9 @@ struct run_former::impl {
   ~impl();
 
   void plan();
-  [[nodiscard]] std::uint64_t slot_bytes_for(std::uint64_t n) const;
   [[nodiscard]] std::uint64_t values_offset(std::uint64_t n) const {
     return align_up(n * key_size_, slot_alignment);
   }
-  [[nodiscard]] std::size_t cub_temp_bytes(std::uint64_t n) const;
   [[nodiscard]] std::string describe() const;
 
   event acquire_event();
@@ -250,57 +322,18 @@ run_former::impl::~impl() {
   // The worker quiesced the streams before it returned; the RAII members free the rest.
 }
 
-std::uint64_t run_former::impl::slot_bytes_for(std::uint64_t n) const {
-  if (value_size_ == 0) return align_up(n * key_size_, slot_alignment);
-  // A slot holds the AoS chunk, or the normalized keys followed by the packed payloads.
-  return align_up(std::max<std::uint64_t>(n * record_size_, values_offset(n) + n * value_size_),
-                  slot_alignment);
-}
-
-std::size_t run_former::impl::cub_temp_bytes(std::uint64_t n) const {
-  const auto items = static_cast<std::uint32_t>(n);
-  const bool word32 = key_size_ == 4;
-  if (value_size_ == 0)
-    return word32 ? detail::onesweep_keys_temp_bytes<std::uint32_t>(items)
-                  : detail::onesweep_keys_temp_bytes<std::uint64_t>(items);
-  if (word32)
-    return value_size_ == 4 ? detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint32_t>(items)
-                            : detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint64_t>(items);
-  return value_size_ == 4 ? detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint32_t>(items)
-                          : detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint64_t>(items);
-}
-
 void run_former::impl::plan() {
-  if (config_.memory_budget != 0) {
-    budget_ = config_.memory_budget;
-  } else {
-    // Leave room for the context's own growth, other processes and fragmentation.
-    const std::uint64_t margin =
-        std::max<std::uint64_t>(std::uint64_t{512} << 20, info_.total_bytes / 32);
-    budget_ = info_.free_bytes > margin ? info_.free_bytes - margin : 0;
-  }
-  std::uint64_t cap = detail::max_sort_items;
-  if (config_.max_chunk_records != 0) cap = std::min(cap, config_.max_chunk_records);
-  const std::uint64_t per_record = slot_bytes_for(1 << 20) >> 20;  // 3 slots cost 3x this
-  std::uint64_t n = std::min(cap, budget_ / (3 * std::max<std::uint64_t>(per_record, 1)));
-  // CUB's workspace grows with n: shrink until slots and workspace fit together.
-  for (int iteration = 0; n > 0; ++iteration) {
-    const std::size_t temp = cub_temp_bytes(n);
-    if (3 * slot_bytes_for(n) + temp <= budget_) break;
-    const std::uint64_t left = budget_ > temp + 3 * slot_alignment ? budget_ - temp - 3 * slot_alignment : 0;
-    const std::uint64_t fit = left / (3 * std::max<std::uint64_t>(per_record, 1));
-    n = iteration < 8 ? std::min(n - 1, fit) : n - 1 - n / 64;
-  }
-  if (n == 0)
+  const chunk_plan p = plan_chunks(config_, info_);
+  budget_ = p.budget_bytes;
+  if (p.chunk_records == 0)
     throw out_of_memory("GPU run former: a GPU memory budget of " + format_bytes(budget_) +
                             " on device " + std::to_string(config_.device) +
                             " holds no chunk of " + gpusort::describe(config_.format),
                         budget_);
-  chunk_records_ = n;
-  slot_bytes_ = slot_bytes_for(n);
-  temp_bytes_ = cub_temp_bytes(n);
-  const std::size_t piece_bytes = config_.piece_bytes != 0 ? config_.piece_bytes : default_piece_bytes;
-  piece_records_ = std::max<std::uint64_t>(1, piece_bytes / record_size_);
+  chunk_records_ = p.chunk_records;
+  slot_bytes_ = p.slot_bytes;
+  temp_bytes_ = p.temp_bytes;
+  piece_records_ = p.piece_records;
 }
 
 std::string run_former::impl::describe() const {

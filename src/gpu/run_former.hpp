@@ -84,6 +84,20 @@ struct run_former_config {
   bool poison_device_memory = false;
 };
 
+/// How a run former divides device memory: three chunk slots and CUB's workspace.
+struct chunk_plan {
+  std::uint64_t budget_bytes = 0;   ///< device memory it may use
+  std::uint64_t chunk_records = 0;  ///< records per chunk; 0 when the budget holds none
+  std::uint64_t slot_bytes = 0;
+  std::uint64_t temp_bytes = 0;     ///< CUB's workspace
+  std::uint64_t piece_records = 0;  ///< records per H2D/D2H copy
+};
+
+/// The plan a run former with `config` makes on a device with `info` (free and total memory):
+/// the planner asks it before choosing between one chunk and several. Host arithmetic only.
+/// @throw gpusort::error when config.format is not supports_format()
+[[nodiscard]] chunk_plan plan_chunks(const run_former_config& config, const device_info& info);
+
 /// Receives sorted runs. Called from the former's own thread: runs in order, pieces of a run
 /// in order of offset. piece_buffer() for the next run may come before run_done() of the
 /// previous one; at most 8 pieces are outstanding (handed out, piece_done() not yet called).

@@ -25,11 +25,11 @@ struct filled_chunk {
 
 /// Reads up to `records` records into `dst`; returns the records read.
 std::uint64_t read_records(io::input_source& input, std::byte* dst, std::uint64_t records,
-                           std::uint32_t rec, io::uring& ring, const sort_plan& plan,
+                           std::uint32_t rec, io::uring& ring, const run_layout& layout,
                            trace_recorder* trace) {
   trace_recorder::scope timer(trace, "read");
   io::transfer_config config;
-  config.block_bytes = plan.read_block_bytes;
+  config.block_bytes = layout.read_block_bytes;
   const std::size_t got = input.read({dst, static_cast<std::size_t>(records * rec)}, ring, config);
   timer.add_bytes(got);
   return got / rec;
@@ -37,9 +37,9 @@ std::uint64_t read_records(io::input_source& input, std::byte* dst, std::uint64_
 
 /// Reads one chunk into `buffer`; returns the records read.
 std::uint64_t read_chunk(io::input_source& input, host_buffer& buffer, std::uint64_t records,
-                         std::uint32_t rec, io::uring& ring, const sort_plan& plan,
+                         std::uint32_t rec, io::uring& ring, const run_layout& layout,
                          trace_recorder* trace) {
-  return read_records(input, buffer.data(), records, rec, ring, plan, trace);
+  return read_records(input, buffer.data(), records, rec, ring, layout, trace);
 }
 
 /// Where a stream of unknown length starts: its buffer then doubles while the input keeps
@@ -48,10 +48,10 @@ constexpr std::uint64_t first_stream_buffer_bytes = std::uint64_t{64} << 20;
 
 /// Reads the next chunk of at most `records` records; a stream's buffer grows with it.
 filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std::uint32_t rec,
-                             io::uring& ring, const sort_plan& plan, trace_recorder* trace) {
+                             io::uring& ring, const run_layout& layout, trace_recorder* trace) {
   if (input.known_size()) {
     filled_chunk c{host_buffer(static_cast<std::size_t>(records * rec)), 0};
-    c.records = read_chunk(input, c.buffer, records, rec, ring, plan, trace);
+    c.records = read_chunk(input, c.buffer, records, rec, ring, layout, trace);
     return c;
   }
   std::uint64_t capacity =
@@ -59,7 +59,7 @@ filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std
   filled_chunk c{host_buffer(static_cast<std::size_t>(capacity * rec)), 0};
   for (;;) {
     c.records += read_records(input, c.buffer.data() + c.records * rec, capacity - c.records, rec,
-                              ring, plan, trace);
+                              ring, layout, trace);
     if (c.records < capacity || capacity == records) return c;
     capacity = std::min(records, capacity * 2);
     host_buffer bigger(static_cast<std::size_t>(capacity * rec));
@@ -70,7 +70,7 @@ filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std
 
 }  // namespace
 
-bool sort_single_run_into(io::input_source& input, const sort_plan& plan,
+bool sort_single_run_into(io::input_source& input, const run_layout& layout,
                           const record_format& format, bool descending, io::output_sink& sink,
                           std::uint64_t total_bytes, unsigned threads, trace_recorder* trace) {
   const std::span<std::byte> out = sink.mapping();
@@ -96,7 +96,7 @@ bool sort_single_run_into(io::input_source& input, const sort_plan& plan,
   }
   io::uring ring(64);
   host_buffer data(static_cast<std::size_t>(total_bytes));
-  const std::uint64_t got = read_chunk(input, data, records, rec, ring, plan, trace);
+  const std::uint64_t got = read_chunk(input, data, records, rec, ring, layout, trace);
   GPUSORT_EXPECTS(got == records, input.describe() + ": the input changed size while it was "
                                   "read (" + std::to_string(got * rec) + " bytes instead of " +
                                   std::to_string(total_bytes) + ")");
@@ -105,10 +105,10 @@ bool sort_single_run_into(io::input_source& input, const sort_plan& plan,
   return true;
 }
 
-void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const record_format& format,
+void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const record_format& format,
                       bool descending, run_store& store, trace_recorder* trace) {
   const std::uint32_t rec = format.record_size;
-  const std::uint64_t chunk = plan.chunk_records;
+  const std::uint64_t chunk = layout.chunk_records;
   io::uring ring(64);
   host_buffer scratch;  // sized for the largest chunk so far
 
@@ -127,8 +127,8 @@ void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const reco
     store.add(std::move(c.buffer), c.records, ring);
   };
 
-  if (plan.single_run) {
-    filled_chunk c = read_next_chunk(input, chunk, rec, ring, plan, trace);
+  if (layout.single_run) {
+    filled_chunk c = read_next_chunk(input, chunk, rec, ring, layout, trace);
     if (c.records > 0) sort_and_store(std::move(c));
     return;
   }
@@ -138,7 +138,7 @@ void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const reco
     try {
       io::uring reader_ring(64);
       for (;;) {
-        filled_chunk c = read_next_chunk(input, chunk, rec, reader_ring, plan, trace);
+        filled_chunk c = read_next_chunk(input, chunk, rec, reader_ring, layout, trace);
         if (c.records == 0) break;
         const bool last = c.records < chunk;
         if (!filled.push(std::move(c))) return;

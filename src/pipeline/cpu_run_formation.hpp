@@ -7,7 +7,7 @@
 #include "io/input_source.hpp"
 #include "io/output_sink.hpp"
 #include "pipeline/run_store.hpp"
-#include "pipeline/sort_plan.hpp"
+#include "pipeline/run_layout.hpp"
 
 namespace gpusort {
 class trace_recorder;
@@ -16,15 +16,15 @@ class trace_recorder;
 namespace gpusort::pipeline {
 
 /**
- * Reads `input` in chunks of plan.chunk_records and sorts each into `store`. A reader thread
+ * Reads `input` in chunks of layout.chunk_records and sorts each into `store`. A reader thread
  * fills the next chunk while the current one sorts.
  * @throw gpusort::error from reading, sorting or spilling.
  */
-void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const record_format& format,
+void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const record_format& format,
                       bool descending, run_store& store, trace_recorder* trace);
 
 /**
- * Sorts an input of known size that is one run (plan.single_run) straight into the output.
+ * Sorts an input of known size that is one run (layout.single_run) straight into the output.
  * One input file is mapped read-only and sorted from its page cache into the output file's
  * mapping (io::input_source::map_whole, cpu::sort_records_from); other inputs are read into
  * host memory, and the radix sort uses that memory and the output mapping as its two buffers.
@@ -37,7 +37,7 @@ void form_runs_on_cpu(io::input_source& input, const sort_plan& plan, const reco
  * - Returns true once every record is sorted into the sink (the caller still calls finish).
  * @throw gpusort::error from reading or sorting, or when the input's size changed.
  */
-bool sort_single_run_into(io::input_source& input, const sort_plan& plan,
+bool sort_single_run_into(io::input_source& input, const run_layout& layout,
                           const record_format& format, bool descending, io::output_sink& sink,
                           std::uint64_t total_bytes, unsigned threads, trace_recorder* trace);
 

@@ -31,7 +31,6 @@ struct gpu_run_result {
 /// What the GPU stage needs beyond the sort options.
 struct gpu_stage_config {
   int device = 0;
-  std::uint64_t host_budget = 0;
   std::uint64_t max_chunk_records = 0;  ///< 0: as large as the device budget allows
 };
 

@@ -167,7 +167,7 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
 }  // namespace
 
 std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
-                         bool descending, const sort_plan& plan, trace_recorder* trace) {
+                         bool descending, const run_layout& layout, trace_recorder* trace) {
   std::vector<sorted_run>& runs = store.runs();
   const bool parallel_windows = sink.parallel_writes();
   const bool all_resident =
@@ -183,12 +183,12 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
   // Intermediate passes: merge consecutive groups (keeps stability) until one pass suffices.
   // Each pass writes its runs one after another into one new file, so that the descriptors
   // held stay few however many runs there are.
-  while (runs.size() > plan.merge_fanin) {
+  while (runs.size() > layout.merge_fanin) {
     std::vector<sorted_run> next;
     std::shared_ptr<const io::file_descriptor> pass_file;
     std::uint64_t pass_end = 0;
-    for (std::size_t first = 0; first < runs.size(); first += plan.merge_fanin) {
-      const std::size_t last = std::min(runs.size(), first + plan.merge_fanin);
+    for (std::size_t first = 0; first < runs.size(); first += layout.merge_fanin) {
+      const std::size_t last = std::min(runs.size(), first + layout.merge_fanin);
       if (last - first == 1) {
         next.push_back(std::move(runs[first]));
         continue;
@@ -203,7 +203,7 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
       {
         run_file_sink file_sink(*pass_file, pass_end, format.record_size, trace);
         merge_windowed({runs.data() + first, last - first}, file_sink, false, format,
-                       descending, plan.budget_bytes, trace);
+                       descending, layout.budget_bytes, trace);
       }
       // Free the inputs of this group now: the disk space and memory are needed.
       for (std::size_t j = first; j < last; ++j) runs[j].release(format.record_size);
@@ -213,7 +213,7 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
     runs = std::move(next);
     ++passes;
   }
-  merge_windowed(runs, sink, parallel_windows, format, descending, plan.budget_bytes, trace);
+  merge_windowed(runs, sink, parallel_windows, format, descending, layout.budget_bytes, trace);
   return passes + 1;
 }
 

@@ -7,7 +7,7 @@
 #include "gpusort/record_format.hpp"
 #include "io/output_sink.hpp"
 #include "pipeline/run_store.hpp"
-#include "pipeline/sort_plan.hpp"
+#include "pipeline/run_layout.hpp"
 
 namespace gpusort {
 class trace_recorder;
@@ -18,12 +18,12 @@ namespace gpusort::pipeline {
 /**
  * Writes the merge of every run in `store` to `sink` (offsets from 0).
  * - Resident runs are merged in place; spilled runs are read back in windows.
- * - More spilled runs than plan.merge_fanin are first merged in groups into longer runs.
+ * - More spilled runs than layout.merge_fanin are first merged in groups into longer runs.
  * - Stable: equal keys keep run order, runs are in input order.
  * Returns the number of merge passes.
  * @throw gpusort::error on I/O trouble.
  */
 std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
-                         bool descending, const sort_plan& plan, trace_recorder* trace);
+                         bool descending, const run_layout& layout, trace_recorder* trace);
 
 }  // namespace gpusort::pipeline

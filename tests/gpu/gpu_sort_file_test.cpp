@@ -52,6 +52,16 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
           const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
           EXPECT_EQ(stats.records, records);
           EXPECT_NE(stats.backend, "cpu");
+          // The planner's choice, from the run former's own chunk plan for this device, is
+          // what ran: the whole device holds every input here; 48 MiB holds 3M 4-byte keys
+          // but not 8-byte ones or (key, index) items.
+          if (gpu_memory == 0) {
+            EXPECT_EQ(stats.strategy, "gpu-one-chunk");
+          }
+          EXPECT_EQ(stats.strategy, stats.runs > 1 ? "gpu-runs" : "gpu-one-chunk");
+          if (records == 3000017 && gpu_memory != 0 && c.record_size >= 8) {
+            EXPECT_EQ(stats.strategy, "gpu-runs");
+          }
           EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
         }
       }

@@ -1,4 +1,5 @@
-// Decides how a sort runs: chunk size, whether runs stay in memory or spill, merge fan-in.
+// How host memory is divided among runs: chunk size, whether runs stay in memory or spill,
+// merge fan-in. Part of the sort plan (pipeline/plan.hpp), which picks the strategy.
 #pragma once
 
 #include <algorithm>
@@ -10,8 +11,8 @@
 
 namespace gpusort::pipeline {
 
-/// Pipeline knobs, one line each, validated once by make_plan.
-struct sort_plan {
+/// Run knobs, one line each; make_plan derives them from the host budget.
+struct run_layout {
   std::uint64_t budget_bytes = 0;       ///< host memory the sort may use
   std::uint64_t chunk_records = 0;      ///< records per sorted run
   std::uint64_t resident_bytes = 0;     ///< runs kept in memory up to this many bytes; more spill
@@ -23,24 +24,24 @@ struct sort_plan {
 };
 
 /**
- * Plans a CPU sort of `input_bytes` (nullopt: a stream of unknown length) within `budget`.
+ * Lays out the runs of `input_bytes` (nullopt: a stream of unknown length) within `budget`.
  * `scratch_bytes(records)` is the run sorter's scratch need for a chunk of that many records.
  */
 template <typename ScratchFn>
-sort_plan make_cpu_plan(std::optional<std::uint64_t> input_bytes, const record_format& format,
-                        std::uint64_t budget, ScratchFn scratch_bytes);
+run_layout make_run_layout(std::optional<std::uint64_t> input_bytes, const record_format& format,
+                           std::uint64_t budget, ScratchFn scratch_bytes);
 
 /// Bytes of input in flight per read request, and the smallest chunk worth forming.
 inline constexpr std::uint64_t default_read_block = std::uint64_t{8} << 20;
 inline constexpr std::uint64_t min_chunk_bytes = std::uint64_t{64} << 10;
 
 template <typename ScratchFn>
-sort_plan make_cpu_plan(std::optional<std::uint64_t> input_bytes, const record_format& format,
-                        std::uint64_t budget, ScratchFn scratch_bytes) {
+run_layout make_run_layout(std::optional<std::uint64_t> input_bytes, const record_format& format,
+                           std::uint64_t budget, ScratchFn scratch_bytes) {
   const std::uint64_t rec = format.record_size;
-  sort_plan plan;
-  plan.budget_bytes = budget;
-  plan.read_block_bytes = default_read_block;
+  run_layout layout;
+  layout.budget_bytes = budget;
+  layout.read_block_bytes = default_read_block;
   auto working_set = [&](std::uint64_t records) {  // chunk + scratch
     return records * rec + scratch_bytes(records);
   };
@@ -59,29 +60,29 @@ sort_plan make_cpu_plan(std::optional<std::uint64_t> input_bytes, const record_f
   if (input_bytes) {
     const std::uint64_t n = *input_bytes / rec;
     if (working_set(n) <= budget) {
-      plan.single_run = true;
-      plan.chunk_records = std::max<std::uint64_t>(n, 1);
-      plan.resident_bytes = *input_bytes;
+      layout.single_run = true;
+      layout.chunk_records = std::max<std::uint64_t>(n, 1);
+      layout.resident_bytes = *input_bytes;
     } else if (*input_bytes < budget && budget - *input_bytes >= 3 * min_chunk_bytes) {
       // Every run stays in memory; the rest of the budget is the working set of one chunk
       // being sorted plus the next one being read.
       const std::uint64_t room = budget - *input_bytes;
-      plan.chunk_records = chunk_fitting(room * 2 / 3);
-      plan.resident_bytes = *input_bytes;
+      layout.chunk_records = chunk_fitting(room * 2 / 3);
+      layout.resident_bytes = *input_bytes;
     } else {
       // Runs spill: a chunk being read, one being sorted (with scratch), one being written.
-      plan.chunk_records = chunk_fitting(budget / 2);
-      plan.resident_bytes = 0;
+      layout.chunk_records = chunk_fitting(budget / 2);
+      layout.resident_bytes = 0;
     }
   } else {
-    plan.chunk_records = chunk_fitting(budget / 2);
-    plan.resident_bytes = budget / 2;
+    layout.chunk_records = chunk_fitting(budget / 2);
+    layout.resident_bytes = budget / 2;
   }
   // Each run being merged from a file needs a window of its own; keep windows >= 1 MiB.
   const std::uint64_t window = std::max<std::uint64_t>(rec, std::uint64_t{1} << 20);
-  plan.merge_fanin = static_cast<std::uint32_t>(
+  layout.merge_fanin = static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>(budget / (2 * window + 1), 2, 1024));
-  return plan;
+  return layout;
 }
 
 }  // namespace gpusort::pipeline

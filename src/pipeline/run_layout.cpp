@@ -1,11 +1,11 @@
-// Human-readable plan for --verbose.
-#include "pipeline/sort_plan.hpp"
+// The run layout in words, for --verbose.
+#include "pipeline/run_layout.hpp"
 
 #include "core/parse_size.hpp"
 
 namespace gpusort::pipeline {
 
-std::string sort_plan::describe(const record_format& format) const {
+std::string run_layout::describe(const record_format& format) const {
   std::string s = "budget " + format_bytes(budget_bytes) + ", ";
   if (single_run) return s + "one run, no merge";
   s += "runs of " + format_bytes(chunk_records * format.record_size);

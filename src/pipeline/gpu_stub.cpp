@@ -1,0 +1,25 @@
+// The GPU entry points of a build without CUDA: no GPU to probe, none to sort on.
+#include "gpusort/error.hpp"
+#include "pipeline/strategy.hpp"
+
+namespace gpusort::pipeline {
+
+std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
+  const bool demanded = options.algo == algorithm::onesweep ||
+                        options.devices.how == device_selection::mode::list;
+  GPUSORT_EXPECTS(!demanded, "this gpusort was built without CUDA (see --version); use "
+                             "--devices none or rebuild with nvcc present");
+  if (options.algo != algorithm::cpu && options.devices.how != device_selection::mode::none)
+    gpu_note = "built without CUDA";
+  return std::nullopt;
+}
+
+strategy_result sort_on_gpu(const sort_context&) {
+  throw error("sort on the GPU: this gpusort was built without CUDA");
+}
+
+std::string backend_description() { return "CPU only"; }
+
+bool gpu_backend_built() noexcept { return false; }
+
+}  // namespace gpusort::pipeline

@@ -1,0 +1,173 @@
+// make_plan: every decision of a sort in one place, each with its reason.
+#include "pipeline/plan.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "core/parse_size.hpp"
+#include "cpu/radix_sort.hpp"
+#include "gpusort/error.hpp"
+#include "pipeline/strategy.hpp"
+
+namespace gpusort::pipeline {
+
+unsigned available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+unsigned thread_count(const sort_options& options, unsigned cpus) noexcept {
+  return options.threads != 0 ? std::min(options.threads, cpus) : cpus;
+}
+
+const char* strategy_name(strategy s) noexcept {
+  switch (s) {
+    case strategy::gpu_one_chunk: return "gpu-one-chunk";
+    case strategy::gpu_runs: return "gpu-runs";
+    case strategy::cpu_one_run: return "cpu-one-run";
+    case strategy::cpu_runs: return "cpu-runs";
+    case strategy::cpu_spilled_runs: return "cpu-spilled-runs";
+  }
+  return "?";
+}
+
+host_facts probe_host(const sort_options& options) {
+  host_facts facts;
+  facts.physical_memory = physical_memory_bytes();
+  facts.cpus = available_cpus();
+  facts.gpu_allowed = gpu_backend_built() && options.algo != algorithm::cpu &&
+                      options.devices.how != device_selection::mode::none;
+  return facts;
+}
+
+void probe_gpu(const sort_options& options, host_facts& facts) {
+  facts.gpu = find_gpu(options, facts.gpu_note);
+}
+
+output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_options& options,
+                        const host_facts& facts) {
+  const std::uint64_t budget = host_budget(options, facts.physical_memory);
+  output_plan out;
+  if (input_bytes && *input_bytes > 0 && *input_bytes <= budget && facts.gpu_allowed) {
+    // A GPU sort leaves the host's cores idle until the sorted records come back: fault the
+    // output's pages in meanwhile, from the start (CUDA takes ~0.3 s to initialise), so that
+    // writing it is a copy. Half the threads: 8 of 16 on the H200 machine ended the 8 GiB
+    // sort soonest (4 prefaulted too slowly, 16 slowed the read and the pinning). Only within
+    // the host budget: prefaulting an output larger than memory would only evict it again.
+    out.mode = output_mode::mapped_whole;
+    out.prefault = true;
+    out.prefault_threads = std::max(1u, thread_count(options, facts.cpus) / 2);
+    out.why = "the output fits the host budget and a GPU may sort it: mapped whole and " +
+              std::string("faulted in on idle cores from the start");
+    return out;
+  }
+  const run_layout layout =
+      make_run_layout(input_bytes, options.format, budget, [&](std::uint64_t records) {
+        return cpu::sort_scratch_bytes(records, options.format);
+      });
+  if (input_bytes && *input_bytes > 0 && layout.single_run) {
+    out.mode = output_mode::mapped_whole;
+    out.why = "one CPU run: its last pass writes into the output mapping";
+  } else {
+    out.why = "merged runs: written in windows";
+  }
+  return out;
+}
+
+std::uint64_t host_budget(const sort_options& options, std::uint64_t physical_memory) noexcept {
+  const std::uint64_t asked =
+      options.buffer_bytes != 0 ? options.buffer_bytes : physical_memory / 2;
+  return std::clamp(asked, min_buffer_bytes, std::max(physical_memory, min_buffer_bytes));
+}
+
+sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options& options,
+                    const host_facts& facts) {
+  const record_format& format = options.format;
+  sort_plan plan;
+  plan.budget_bytes = host_budget(options, facts.physical_memory);
+  if (options.buffer_bytes != 0 && plan.budget_bytes != options.buffer_bytes)
+    plan.why.push_back("host budget " + format_bytes(options.buffer_bytes) + " adjusted to " +
+                       format_bytes(plan.budget_bytes) + " (at least " +
+                       format_bytes(min_buffer_bytes) + ", at most the physical memory)");
+  plan.threads = thread_count(options, facts.cpus);
+  if (options.threads > facts.cpus)
+    plan.why.push_back(std::to_string(options.threads) + " threads asked, " +
+                       std::to_string(facts.cpus) + " CPUs available: using " +
+                       std::to_string(plan.threads));
+  plan.layout = make_run_layout(input_bytes, format, plan.budget_bytes,
+                                [&](std::uint64_t records) {
+                                  return cpu::sort_scratch_bytes(records, format);
+                                });
+  plan.output = plan_output(input_bytes, options, facts);
+  const std::string size_words = input_bytes ? format_bytes(*input_bytes) : "a stream";
+
+  if (facts.gpu) {
+    const gpu_facts& gpu = *facts.gpu;
+    if (!facts.gpu_note.empty()) plan.why.push_back(facts.gpu_note);
+    plan.device = gpu.device;
+    plan.device_name = gpu.name;
+    const std::uint64_t records = input_bytes ? *input_bytes / format.record_size : 0;
+    if (input_bytes && records <= gpu.chunk_records) {
+      plan.how = strategy::gpu_one_chunk;
+      plan.why.push_back(size_words + " fits one GPU chunk of " +
+                         std::to_string(gpu.chunk_records) + " records: sorted runs go " +
+                         "straight into the output, no merge");
+    } else {
+      plan.how = strategy::gpu_runs;
+      plan.why.push_back(size_words + " exceeds one GPU chunk of " +
+                         std::to_string(gpu.chunk_records) +
+                         " records: runs come back to the host and are merged");
+    }
+    // GPU runs need no host scratch: they stay in memory while they fit the whole budget.
+    plan.layout.resident_bytes = plan.budget_bytes;
+    plan.layout.single_run = false;
+    plan.why.push_back(plan.output.why);
+    return plan;
+  }
+
+  if (!facts.gpu_note.empty())
+    plan.why.push_back(facts.gpu_note + ": sorting on the CPU");
+  else if (!facts.gpu_allowed)
+    plan.why.push_back("--devices none, --algorithm cpu or a build without CUDA: sorting on "
+                       "the CPU");
+  if (input_bytes && *input_bytes > 0 && plan.layout.single_run) {
+    plan.how = strategy::cpu_one_run;
+    plan.why.push_back(size_words + " and its sort fit the host budget: one run, sorted " +
+                       "from the input into the output mapping");
+  } else if (input_bytes && plan.layout.resident_bytes >= *input_bytes) {
+    plan.how = strategy::cpu_runs;
+    plan.why.push_back(input_bytes == 0
+                           ? std::string("an empty input")
+                           : size_words + " fits the host budget, its sort does not: runs " +
+                                 "kept in memory and merged");
+  } else {
+    plan.how = strategy::cpu_spilled_runs;
+    plan.why.push_back(
+        input_bytes ? size_words + " exceeds the host budget: runs spilled to temporary files "
+                                   "and merged in passes"
+                    : std::string("a stream of unknown size: runs kept in memory up to half ") +
+                          "the budget, spilled beyond, and merged");
+  }
+  plan.why.push_back(plan.output.why);
+  return plan;
+}
+
+std::string sort_plan::describe(const record_format& format) const {
+  std::string s = std::string("plan: ") + strategy_name(how);
+  if (device) s += " on GPU " + std::to_string(*device) + " (" + device_name + ")";
+  s += ", " + std::to_string(threads) + " host threads; ";
+  // GPU chunks are the device's; of the host layout only the budget and the fan-in apply.
+  s += device ? "budget " + format_bytes(budget_bytes) + ", merge fan-in " +
+                    std::to_string(layout.merge_fanin)
+              : layout.describe(format);
+  s += output.mode == output_mode::mapped_whole ? "; output mapped whole" : "; output in windows";
+  if (output.prefault) s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";
+  for (const std::string& line : why) s += "\n  because " + line;
+  return s;
+}
+
+}  // namespace gpusort::pipeline

@@ -1,0 +1,122 @@
+// The plan of one sort: which strategy forms and merges the runs, on which device, how the
+// output is written, and why. make_plan decides everything once, from the input's size, the
+// options and what the host has (host_facts), so that its choices are tested without the
+// hardware; sort_file then runs the strategy it names (pipeline/strategy.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusort/options.hpp"
+#include "pipeline/run_layout.hpp"
+
+namespace gpusort::pipeline {
+
+/// How the runs are formed and merged; each has one entry point in its own file.
+enum class strategy : std::uint8_t {
+  gpu_one_chunk,     ///< the input is one GPU chunk, sorted straight into the output
+  gpu_runs,          ///< GPU chunks become runs (in memory, spilled past the budget), merged
+  cpu_one_run,       ///< one host radix sort from the input into the output mapping
+  cpu_runs,          ///< host-sorted runs kept in memory, merged
+  cpu_spilled_runs,  ///< host-sorted runs in temporary files, merged in passes
+};
+
+/// "gpu-one-chunk", "cpu-spilled-runs", ...: the names --verbose and --stats print.
+[[nodiscard]] const char* strategy_name(strategy s) noexcept;
+
+/// What a GPU offers this sort (gpu::query_device and gpu::plan_chunks, asked by probe_host).
+struct gpu_facts {
+  int device = 0;
+  std::string name;
+  std::uint64_t free_bytes = 0;
+  /// Records of the input per GPU chunk: the run former's own plan for this format within
+  /// --gpu-memory. Formats sorted as (key, index) items count items.
+  std::uint64_t chunk_records = 0;
+};
+
+/// What the host has, as far as the plan depends on it.
+struct host_facts {
+  std::uint64_t physical_memory = 0;
+  unsigned cpus = 1;         ///< CPUs this process may run on (its affinity mask)
+  bool gpu_allowed = false;  ///< built with CUDA, and the options do not rule a GPU out
+  std::optional<gpu_facts> gpu;  ///< the GPU to sort on; none when there is none to use
+  std::string gpu_note;  ///< why there is none ("no usable CUDA device"), or a note on the one
+};
+
+/// The host's memory and CPUs, and whether the options allow a GPU; no CUDA call.
+[[nodiscard]] host_facts probe_host(const sort_options& options);
+
+/**
+ * Fills facts.gpu (and facts.gpu_note): the device the options select and its chunk size for
+ * `options.format`. Initialises CUDA (0.3 s on the H100 machine).
+ * @throw gpusort::error when the options demand a GPU (--algorithm onesweep, --devices LIST)
+ *        that cannot be used.
+ */
+void probe_gpu(const sort_options& options, host_facts& facts);
+
+/// How the output is written (io::make_output_sink).
+enum class output_mode : std::uint8_t {
+  mapped_whole,  ///< one mapping of the whole output: parallel stores, prefault possible
+  windows,       ///< a window per write (merges); io_uring where mapping is not possible
+};
+
+struct output_plan {
+  output_mode mode = output_mode::windows;
+  /// Fault the output's pages in from the start, on idle cores, so that writing it is a copy.
+  bool prefault = false;
+  unsigned prefault_threads = 0;
+  std::string why;
+};
+
+/**
+ * The output's part of the plan. It depends only on what is known before the GPU is probed,
+ * so that sort_file can start faulting the output in while CUDA initialises: a known size
+ * within the host budget is mapped whole, and prefaulted when a GPU may sort it (the host's
+ * cores idle meanwhile; without a GPU the CPU strategies write into the same pages). Else a
+ * single CPU run maps it whole and faults it in itself, and merges write windows.
+ */
+[[nodiscard]] output_plan plan_output(std::optional<std::uint64_t> input_bytes,
+                                      const sort_options& options, const host_facts& facts);
+
+struct sort_plan {
+  strategy how = strategy::cpu_runs;
+  std::optional<int> device;       ///< set for the GPU strategies
+  std::string device_name;
+  unsigned threads = 1;            ///< host threads (TBB arena)
+  std::uint64_t budget_bytes = 0;  ///< host memory
+  run_layout layout;               ///< chunks, residency and fan-in of host runs and merges
+  output_plan output;              ///< plan_output's answer
+  std::vector<std::string> why;    ///< one line per decision, for --verbose
+
+  [[nodiscard]] bool on_gpu() const noexcept { return device.has_value(); }
+  /// The plan in a few lines ("strategy gpu-runs on NVIDIA H100: ...; because ...").
+  [[nodiscard]] std::string describe(const record_format& format) const;
+};
+
+/// The CPUs this process may run on (its affinity mask), at least 1.
+[[nodiscard]] unsigned available_cpus();
+
+/// Host threads for `options` (--parallel, else all) capped at `cpus`.
+[[nodiscard]] unsigned thread_count(const sort_options& options, unsigned cpus) noexcept;
+
+/// The host budget the options give: --buffer-size (else half the physical memory), raised to
+/// min_buffer_bytes and capped at the physical memory.
+[[nodiscard]] std::uint64_t host_budget(const sort_options& options,
+                                        std::uint64_t physical_memory) noexcept;
+
+/**
+ * Plans the sort of `input_bytes` of records (nullopt: a stream of unknown length), output
+ * included (plan_output).
+ * - A GPU strategy when facts.gpu is set: one chunk when the input's size is known and fits
+ *   one chunk, else runs merged on the host.
+ * - Else the CPU: one run when the input's size is known and its sort fits the budget; runs
+ *   kept in memory when the input fits the budget; spilled runs otherwise (and for streams,
+ *   whose runs spill once they outgrow half the budget).
+ * Pure: the same arguments give the same plan.
+ */
+[[nodiscard]] sort_plan make_plan(std::optional<std::uint64_t> input_bytes,
+                                  const sort_options& options, const host_facts& facts);
+
+}  // namespace gpusort::pipeline

@@ -1,0 +1,95 @@
+// The strategies a sort_plan names, one entry point each, and what they share: the opened
+// input and output, the plan, the arena and the trace. A CPU-only build links gpu_stub.cpp
+// in place of the GPU ones.
+#pragma once
+
+#include <tbb/task_arena.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gpusort/options.hpp"
+#include "io/input_source.hpp"
+#include "io/output_file.hpp"
+#include "io/output_sink.hpp"
+#include "pipeline/plan.hpp"
+#include "pipeline/run_store.hpp"
+
+namespace gpusort {
+class trace_recorder;
+}
+
+namespace gpusort::pipeline {
+
+/// The output sink, opened once for the whole output in the plan's output mode: sort_file
+/// opens it before the GPU is probed when it is to be prefaulted, the single-run strategy
+/// before it sorts, the merges when the number of records is known.
+class output_opener {
+ public:
+  output_opener(io::output_file& out, const output_plan& plan, std::uint32_t record_size,
+                trace_recorder* trace)
+      : out_(out), plan_(plan), record_size_(record_size), trace_(trace) {}
+
+  /// The sink for `total_bytes`; later calls must name the same size.
+  io::output_sink& open(std::uint64_t total_bytes);
+  [[nodiscard]] bool is_open() const noexcept { return sink_ != nullptr; }
+
+ private:
+  io::output_file& out_;
+  output_plan plan_;
+  std::uint32_t record_size_;
+  trace_recorder* trace_;
+  std::unique_ptr<io::output_sink> sink_;
+  std::uint64_t bytes_ = 0;
+};
+
+/// What every strategy works with.
+struct sort_context {
+  io::input_source& input;
+  output_opener& output;
+  const sort_options& options;
+  const sort_plan& plan;
+  tbb::task_arena& arena;
+  trace_recorder* trace;
+};
+
+/// What a strategy reports for sort_stats.
+struct strategy_result {
+  strategy ran = strategy::cpu_runs;  ///< the plan's, unless a fallback below took over
+  std::uint64_t records = 0;
+  std::uint64_t runs = 0;
+  std::uint32_t merge_passes = 0;
+  bool spilled = false;
+};
+
+/// gpu_one_chunk and gpu_runs (strategy_gpu.cpp): chunks sorted on plan.device. The run
+/// former confirms the plan's chunk count with the device memory free at setup; if that
+/// shrank in between, one planned chunk becomes runs that are merged.
+strategy_result sort_on_gpu(const sort_context& ctx);
+
+/// cpu_one_run (strategy_cpu_one_run.cpp): one radix sort into the output mapping; where the
+/// output cannot be mapped (a pipe, a filesystem without fallocate), one run written out.
+strategy_result sort_cpu_one_run(const sort_context& ctx);
+
+/// cpu_runs and cpu_spilled_runs (strategy_cpu_runs.cpp): runs sorted on the host into a
+/// run store that keeps plan.layout.resident_bytes in memory and spills the rest, merged.
+strategy_result sort_cpu_runs(const sort_context& ctx);
+
+/// Writes the runs in `store` to the output (shared by the strategies that form runs): one
+/// resident run as it is, several merged in as many passes as the fan-in needs.
+strategy_result write_runs(const sort_context& ctx, run_store& store);
+
+/// The GPU facts for probe_gpu (gpu_probe.cpp; gpu_stub.cpp in CPU-only builds): the device
+/// the options select and its chunk size, or none with the reason in `gpu_note`.
+/// @throw gpusort::error when the options demand a GPU that cannot be used.
+std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note);
+
+/// True in builds with the CUDA backend.
+[[nodiscard]] bool gpu_backend_built() noexcept;
+
+/// "CUDA backend, sm_90" or "CPU only" (gpu_probe.cpp or gpu_stub.cpp).
+[[nodiscard]] std::string backend_description();
+
+}  // namespace gpusort::pipeline

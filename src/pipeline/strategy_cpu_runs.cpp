@@ -1,0 +1,20 @@
+// Strategies cpu_runs and cpu_spilled_runs: runs read and radix-sorted on the host, kept in
+// memory up to plan.layout.resident_bytes and spilled beyond, then merged into the output.
+#include "pipeline/cpu_run_formation.hpp"
+#include "pipeline/strategy.hpp"
+
+namespace gpusort::pipeline {
+
+strategy_result sort_cpu_runs(const sort_context& ctx) {
+  run_store runs(ctx.options.format.record_size, ctx.plan.layout.resident_bytes,
+                 ctx.options.temp_dir, ctx.trace);
+  form_runs_on_cpu(ctx.input, ctx.plan.layout, ctx.options.format, ctx.options.descending, runs,
+                   ctx.trace);
+  strategy_result result = write_runs(ctx, runs);
+  result.ran = runs.any_spilled() || ctx.plan.how == strategy::cpu_spilled_runs
+                   ? strategy::cpu_spilled_runs
+                   : strategy::cpu_runs;
+  return result;
+}
+
+}  // namespace gpusort::pipeline

@@ -1,0 +1,224 @@
+// make_plan: the strategy, output mode and knobs chosen for given sizes and hosts, with
+// made-up host_facts (no GPU needed), and sort_file reporting the strategy it ran.
+#include <gtest/gtest.h>
+
+#include "gpusort/sort.hpp"
+#include "pipeline/plan.hpp"
+#include "test_support.hpp"
+
+namespace gpusort::pipeline {
+namespace {
+
+constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+
+host_facts cpu_host(std::uint64_t memory = 64 * GiB, unsigned cpus = 16) {
+  host_facts facts;
+  facts.physical_memory = memory;
+  facts.cpus = cpus;
+  return facts;
+}
+
+/// A host with one GPU whose chunks hold `chunk_records` records.
+host_facts gpu_host(std::uint64_t chunk_records, std::uint64_t memory = 128 * GiB) {
+  host_facts facts = cpu_host(memory, 16);
+  facts.gpu_allowed = true;
+  facts.gpu = gpu_facts{0, "Test GPU", 80 * GiB, chunk_records};
+  return facts;
+}
+
+sort_options u64_options(std::uint64_t budget = 0) {
+  sort_options o;
+  o.buffer_bytes = budget;
+  return o;
+}
+
+std::string why(const sort_plan& plan) {
+  std::string s;
+  for (const std::string& line : plan.why) s += line + "\n";
+  return s;
+}
+
+TEST(MakePlan, GpuOneChunkWhenTheInputFitsAChunk) {
+  // 8 GiB of u64 is 2^30 records; the chunk holds 1.5 times that.
+  const sort_plan plan = make_plan(8 * GiB, u64_options(), gpu_host(std::uint64_t{3} << 29));
+  EXPECT_EQ(plan.how, strategy::gpu_one_chunk) << why(plan);
+  ASSERT_TRUE(plan.device.has_value());
+  EXPECT_EQ(*plan.device, 0);
+  EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
+  EXPECT_TRUE(plan.output.prefault) << "8 GiB fits the 64 GiB default budget";
+  EXPECT_EQ(plan.output.prefault_threads, 8u) << "half the 16 CPUs";
+  EXPECT_EQ(plan.threads, 16u);
+}
+
+TEST(MakePlan, GpuRunsWhenTheInputExceedsAChunk) {
+  // 16 GiB of u64 is 2^31 records; chunks of 2^29 make four runs, merged on the host.
+  const sort_plan plan = make_plan(16 * GiB, u64_options(), gpu_host(std::uint64_t{1} << 29));
+  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
+  EXPECT_EQ(plan.layout.resident_bytes, plan.budget_bytes)
+      << "GPU runs need no host scratch: resident while they fit the whole budget";
+  EXPECT_NE(why(plan).find("exceeds one GPU chunk"), std::string::npos) << why(plan);
+}
+
+TEST(MakePlan, ChunkBoundaryIsExact) {
+  const std::uint64_t chunk = 1000;
+  EXPECT_EQ(make_plan(chunk * 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_one_chunk);
+  EXPECT_EQ(make_plan(chunk * 8 + 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_runs);
+}
+
+TEST(MakePlan, GpuDoesNotPrefaultAnOutputLargerThanTheBudget) {
+  const sort_plan plan = make_plan(40 * GiB, u64_options(16 * GiB), gpu_host(GiB));
+  EXPECT_EQ(plan.how, strategy::gpu_runs);
+  EXPECT_FALSE(plan.output.prefault) << "it would only evict itself again";
+}
+
+TEST(MakePlan, GpuStreamFormsRuns) {
+  const sort_plan plan = make_plan(std::nullopt, u64_options(), gpu_host(GiB));
+  EXPECT_EQ(plan.how, strategy::gpu_runs);
+  EXPECT_FALSE(plan.output.prefault) << "a stream's size is not known";
+}
+
+TEST(MakePlan, CpuOneRunWhenTheSortFitsTheBudget) {
+  const sort_plan plan = make_plan(GiB, u64_options(), cpu_host());
+  EXPECT_EQ(plan.how, strategy::cpu_one_run) << why(plan);
+  EXPECT_FALSE(plan.device.has_value());
+  EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
+  EXPECT_TRUE(plan.layout.single_run);
+  EXPECT_FALSE(plan.output.prefault) << "the single run faults the output in itself";
+  EXPECT_NE(why(plan).find("sorting on the CPU"), std::string::npos) << why(plan);
+}
+
+TEST(MakePlan, AllowedButAbsentGpuStillPrefaultsForTheCpu) {
+  // The output is planned before the GPU is probed: when none turns up, the CPU strategies
+  // write into the pages already faulted in.
+  host_facts facts = cpu_host();
+  facts.gpu_allowed = true;
+  facts.gpu_note = "no usable CUDA device found";
+  const sort_plan one = make_plan(GiB, u64_options(), facts);
+  EXPECT_EQ(one.how, strategy::cpu_one_run);
+  EXPECT_EQ(one.output.mode, output_mode::mapped_whole);
+  EXPECT_TRUE(one.output.prefault);
+  EXPECT_NE(why(one).find("no usable CUDA device found: sorting on the CPU"), std::string::npos)
+      << why(one);
+  const sort_plan runs = make_plan(24 * MiB, u64_options(32 * MiB), facts);
+  EXPECT_EQ(runs.how, strategy::cpu_runs);
+  EXPECT_EQ(runs.output.mode, output_mode::mapped_whole);
+  // The same answer as plan_output gives before the probe.
+  const output_plan early = plan_output(24 * MiB, u64_options(32 * MiB), facts);
+  EXPECT_EQ(early.mode, runs.output.mode);
+  EXPECT_EQ(early.prefault, runs.output.prefault);
+  EXPECT_EQ(early.prefault_threads, runs.output.prefault_threads);
+}
+
+TEST(MakePlan, CpuRunsInMemoryWhenOnlyTheInputFitsTheBudget) {
+  // 24 MiB of input in a 32 MiB budget: the radix sort's scratch does not fit beside it.
+  const sort_plan plan = make_plan(24 * MiB, u64_options(32 * MiB), cpu_host());
+  EXPECT_EQ(plan.how, strategy::cpu_runs) << why(plan);
+  EXPECT_EQ(plan.output.mode, output_mode::windows);
+  EXPECT_GE(plan.layout.resident_bytes, 24 * MiB);
+  EXPECT_LT(plan.layout.chunk_records * 8, 24 * MiB);
+}
+
+TEST(MakePlan, CpuSpilledRunsWhenTheInputExceedsTheBudget) {
+  const sort_plan plan = make_plan(GiB, u64_options(64 * MiB), cpu_host());
+  EXPECT_EQ(plan.how, strategy::cpu_spilled_runs) << why(plan);
+  EXPECT_EQ(plan.layout.resident_bytes, 0u);
+  EXPECT_GE(plan.layout.merge_fanin, 2u);
+}
+
+TEST(MakePlan, CpuStreamKeepsRunsInMemoryUpToHalfTheBudget) {
+  const sort_plan plan = make_plan(std::nullopt, u64_options(64 * MiB), cpu_host());
+  EXPECT_EQ(plan.how, strategy::cpu_spilled_runs);
+  EXPECT_EQ(plan.layout.resident_bytes, 32 * MiB);
+}
+
+TEST(MakePlan, EmptyInputIsRunsOfNothing) {
+  EXPECT_EQ(make_plan(0, u64_options(), cpu_host()).how, strategy::cpu_runs);
+}
+
+TEST(MakePlan, BudgetIsRaisedToTheMinimumAndCappedAtMemoryWithAReason) {
+  const sort_plan tiny = make_plan(GiB, u64_options(1), cpu_host());
+  EXPECT_EQ(tiny.budget_bytes, min_buffer_bytes);
+  EXPECT_NE(why(tiny).find("adjusted to 4 MiB"), std::string::npos) << why(tiny);
+  const sort_plan huge = make_plan(GiB, u64_options(std::uint64_t{1} << 40), cpu_host(8 * GiB));
+  EXPECT_EQ(huge.budget_bytes, 8 * GiB);
+  EXPECT_EQ(make_plan(GiB, u64_options(), cpu_host(8 * GiB)).budget_bytes, 4 * GiB)
+      << "default: half the physical memory";
+}
+
+TEST(MakePlan, ThreadsAreCappedAtTheCpusWithAReason) {
+  sort_options o = u64_options();
+  o.threads = 64;
+  const sort_plan plan = make_plan(GiB, o, cpu_host(64 * GiB, 4));
+  EXPECT_EQ(plan.threads, 4u);
+  EXPECT_NE(why(plan).find("64 threads asked, 4 CPUs available"), std::string::npos);
+  o.threads = 3;
+  EXPECT_EQ(make_plan(GiB, o, cpu_host(64 * GiB, 4)).threads, 3u);
+}
+
+TEST(MakePlan, WideRecordsPlanLikeKeysOnTheHost) {
+  sort_options o = u64_options(64 * MiB);
+  o.format = test::make_format("u64", 100, 20);
+  EXPECT_EQ(make_plan(std::uint64_t{10000} * 100, o, cpu_host()).how, strategy::cpu_one_run);
+  EXPECT_EQ(make_plan(std::uint64_t{10000000} * 100, o, cpu_host()).how,
+            strategy::cpu_spilled_runs);
+}
+
+TEST(MakePlan, DescriptionNamesTheStrategyDeviceAndReasons) {
+  const std::string gpu = make_plan(16 * GiB, u64_options(), gpu_host(GiB / 8))
+                              .describe(record_format{});
+  EXPECT_NE(gpu.find("gpu-runs on GPU 0 (Test GPU)"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("prefaulted by 8 threads"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("because"), std::string::npos) << gpu;
+  const std::string cpu =
+      make_plan(GiB, u64_options(64 * MiB), cpu_host()).describe(record_format{});
+  EXPECT_NE(cpu.find("cpu-spilled-runs"), std::string::npos) << cpu;
+  EXPECT_NE(cpu.find("spilled to temporary files"), std::string::npos) << cpu;
+}
+
+TEST(ProbeHost, CpuOptionsNeverTouchTheGpu) {
+  sort_options o;
+  o.devices.how = device_selection::mode::none;
+  host_facts facts = probe_host(o);
+  EXPECT_FALSE(facts.gpu_allowed);
+  EXPECT_GE(facts.cpus, 1u);
+  EXPECT_GT(facts.physical_memory, 0u);
+  probe_gpu(o, facts);
+  EXPECT_FALSE(facts.gpu.has_value());
+  EXPECT_EQ(facts.gpu_note, "--devices none");
+  o.devices.how = device_selection::mode::automatic;
+  o.algo = algorithm::cpu;
+  EXPECT_FALSE(probe_host(o).gpu_allowed);
+}
+
+// The strategy sort_file reports is the one the plan names, for each CPU strategy.
+TEST(SortFileStrategy, StatsNameTheStrategyThatRan) {
+  test::scratch_dir dir;
+  const record_format f = test::make_format("u64", 8, 0);
+  const auto data = test::random_records(1 << 20, f, test::base_seed() + 41);
+  test::write_file(dir.file("in"), data);
+  struct expectation {
+    std::uint64_t budget;
+    const char* strategy;
+    bool spilled;
+  };
+  for (const expectation& e : {expectation{0, "cpu-one-run", false},
+                               expectation{12 * MiB, "cpu-runs", false},
+                               expectation{4 * MiB, "cpu-spilled-runs", true}}) {
+    sort_options o;
+    o.format = f;
+    o.buffer_bytes = e.budget;
+    o.devices.how = device_selection::mode::none;
+    o.temp_dir = dir.path();
+    const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
+    EXPECT_EQ(stats.strategy, e.strategy) << "budget " << e.budget;
+    EXPECT_EQ(stats.spilled, e.spilled) << e.strategy;
+    EXPECT_EQ(stats.records, std::uint64_t{1} << 20);
+    EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false))
+        << e.strategy;
+  }
+}
+
+}  // namespace
+}  // namespace gpusort::pipeline
