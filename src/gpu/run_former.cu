@@ -227,9 +227,6 @@ struct run_former::impl {
   ~impl();
 
   void plan();
-  [[nodiscard]] std::uint64_t values_offset(std::uint64_t n) const {
-    return align_up(n * key_size_, slot_alignment);
-  }
   [[nodiscard]] std::string describe() const;
 
   event acquire_event();
@@ -271,9 +268,10 @@ run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_re
   // The caller's thread: CUB's workspace queries and the allocations need the device current.
   device_guard guard(dev);
   info_ = query_device(dev);
-  record_size_ = config.format.record_size;
-  key_size_ = config.format.key_size;
-  if (!config.format.key_only()) value_size_ = record_size_ - key_size_ <= 4 ? 4 : 8;
+  const record_shape shape(config.format);
+  record_size_ = shape.record_size;
+  key_size_ = shape.key_size;
+  value_size_ = shape.value_size;
   const bool has_transform = config.descending || (config.format.type != key_type::u32 &&
                                                    config.format.type != key_type::u64);
   transform_keys_ = config.format.key_only() && has_transform;
@@ -636,7 +634,7 @@ int run_former::impl::sort_pairs(int data, int aux, std::uint64_t n, run_state& 
   cudaStream_t s = compute_.get();
   const auto codec = gpusort::detail::make_key_codec<Word>(config_.format.type, config_.descending);
   const detail::record_layout layout{record_size_, config_.format.key_offset};
-  const std::uint64_t voff = values_offset(n);
+  const std::uint64_t voff = record_shape(config_.format).values_offset(n);
   auto keys_of = [&](int slot) { return reinterpret_cast<Word*>(slots_[slot].data()); };
   auto values_of = [&](int slot) { return reinterpret_cast<Value*>(slots_[slot].data() + voff); };
   // AoS records in `data` -> keys and payloads in `aux`; `data` becomes CUB's alternate.

@@ -8,14 +8,6 @@
 namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
-  if (options.algo == algorithm::cpu) {
-    gpu_note = "--algorithm cpu";
-    return std::nullopt;
-  }
-  if (options.devices.how == device_selection::mode::none) {
-    gpu_note = "--devices none";
-    return std::nullopt;
-  }
   const bool demanded = options.algo == algorithm::onesweep ||
                         options.devices.how == device_selection::mode::list;
   const int count = gpu::device_count();

@@ -9,12 +9,7 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
                         options.devices.how == device_selection::mode::list;
   GPUSORT_EXPECTS(!demanded, "this gpusort was built without CUDA (see --version); use "
                              "--devices none or rebuild with nvcc present");
-  if (options.algo == algorithm::cpu)
-    gpu_note = "--algorithm cpu";
-  else if (options.devices.how == device_selection::mode::none)
-    gpu_note = "--devices none";
-  else
-    gpu_note = "built without CUDA";
+  gpu_note = "built without CUDA";
   return std::nullopt;
 }
 

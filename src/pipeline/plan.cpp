@@ -45,12 +45,27 @@ host_facts probe_host(const sort_options& options) {
 }
 
 void probe_gpu(const sort_options& options, host_facts& facts) {
-  facts.gpu = find_gpu(options, facts.gpu_note);
+  if (options.algo == algorithm::cpu)
+    facts.gpu_note = "--algorithm cpu";
+  else if (options.devices.how == device_selection::mode::none)
+    facts.gpu_note = "--devices none";
+  else
+    facts.gpu = find_gpu(options, facts.gpu_note);
 }
 
+namespace {
+
+run_layout layout_for(std::optional<std::uint64_t> input_bytes, const sort_options& options,
+                      std::uint64_t budget) {
+  return make_run_layout(input_bytes, options.format, budget, [&](std::uint64_t records) {
+    return cpu::sort_scratch_bytes(records, options.format);
+  });
+}
+
+/// plan_output, given the run layout make_plan has already made.
 output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_options& options,
-                        const host_facts& facts) {
-  const std::uint64_t budget = host_budget(options, facts.physical_memory);
+                        const host_facts& facts, const run_layout& layout) {
+  const std::uint64_t budget = layout.budget_bytes;
   output_plan out;
   if (input_bytes && *input_bytes > 0 && *input_bytes <= budget && facts.gpu_allowed) {
     // A GPU sort leaves the host's cores idle until the sorted records come back: fault the
@@ -65,10 +80,6 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
               std::string("faulted in on idle cores from the start");
     return out;
   }
-  const run_layout layout =
-      make_run_layout(input_bytes, options.format, budget, [&](std::uint64_t records) {
-        return cpu::sort_scratch_bytes(records, options.format);
-      });
   if (input_bytes && *input_bytes > 0 && layout.single_run) {
     out.mode = output_mode::mapped_whole;
     out.why = "one CPU run: its last pass writes into the output mapping";
@@ -76,6 +87,14 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     out.why = "merged runs: written in windows";
   }
   return out;
+}
+
+}  // namespace
+
+output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_options& options,
+                        const host_facts& facts) {
+  return plan_output(input_bytes, options, facts,
+                     layout_for(input_bytes, options, host_budget(options, facts.physical_memory)));
 }
 
 std::uint64_t host_budget(const sort_options& options, std::uint64_t physical_memory) noexcept {
@@ -98,11 +117,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     plan.why.push_back(std::to_string(options.threads) + " threads asked, " +
                        std::to_string(facts.cpus) + " CPUs available: using " +
                        std::to_string(plan.threads));
-  plan.layout = make_run_layout(input_bytes, format, plan.budget_bytes,
-                                [&](std::uint64_t records) {
-                                  return cpu::sort_scratch_bytes(records, format);
-                                });
-  plan.output = plan_output(input_bytes, options, facts);
+  plan.layout = layout_for(input_bytes, options, plan.budget_bytes);
+  plan.output = plan_output(input_bytes, options, facts, plan.layout);
   const std::string size_words = input_bytes ? format_bytes(*input_bytes) : "a stream";
 
   if (facts.gpu) {

@@ -73,7 +73,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     const pipeline::output_plan writing = pipeline::plan_output(input.known_size(), options, facts);
     pipeline::output_opener opener(out, writing, options.format.record_size, &trace);
     if (writing.prefault) opener.open(*input.known_size());
-    if (facts.gpu_allowed) pipeline::probe_gpu(options, facts);
+    pipeline::probe_gpu(options, facts);
     const pipeline::sort_plan plan = pipeline::make_plan(input.known_size(), options, facts);
     notice(options, "sorting " + input.describe() + " (" + describe(options.format) + "); " +
                         plan.describe(options.format));

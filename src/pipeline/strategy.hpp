@@ -81,8 +81,9 @@ strategy_result sort_cpu_runs(const sort_context& ctx);
 /// resident run as it is, several merged in as many passes as the fan-in needs.
 strategy_result write_runs(const sort_context& ctx, run_store& store);
 
-/// The GPU facts for probe_gpu (gpu_probe.cpp; gpu_stub.cpp in CPU-only builds): the device
-/// the options select and its chunk size, or none with the reason in `gpu_note`.
+/// The GPU facts for probe_gpu, once the options allow a GPU (gpu_probe.cpp; gpu_stub.cpp in
+/// CPU-only builds): the device the options select and its chunk size, or none with the
+/// reason in `gpu_note`.
 /// @throw gpusort::error when the options demand a GPU that cannot be used.
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note);
 
