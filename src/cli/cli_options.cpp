@@ -8,6 +8,9 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/parse_size.hpp"
 #include "gpusort/error.hpp"
@@ -146,6 +149,29 @@ std::string help_text() {
   return out.str();
 }
 
+namespace {
+
+/// e.what(), unless that would hang: Boost.Program_options (1.74) fills its messages in by
+/// replacing "%option%", "%value%", ... with the user's tokens until none is left, so a token
+/// that holds such a placeholder makes what() loop forever (found by fuzz_command_line). Those
+/// tokens are fine in a command line that parses (a file named "a%value%.bin"); only the
+/// message of one that fails is built without them.
+std::string boost_error_message(const po::error& e, const std::vector<std::string>& args) {
+  static constexpr std::string_view placeholders[] = {
+      "%option%", "%canonical_option%", "%original_token%", "%value%", "%prefix%"};
+  for (const std::string& a : args)
+    for (const std::string_view p : placeholders)
+      if (a.find(p) != std::string::npos) {
+        const auto* named = dynamic_cast<const po::error_with_option_name*>(&e);
+        const std::string option = named != nullptr ? named->get_option_name() : "";
+        return "invalid command line" + (option.empty() ? "" : " at option " + option) +
+               " (an argument holds '" + std::string(p) + "')";
+      }
+  return e.what();
+}
+
+}  // namespace
+
 request parse_command_line(int argc, const char* const* argv) {
   po::options_description all = visible_options();
   po::options_description hidden;
@@ -183,7 +209,7 @@ request parse_command_line(int argc, const char* const* argv) {
     po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw_error(e.what());
+    throw_error(boost_error_message(e, args));
   }
 
   request req;

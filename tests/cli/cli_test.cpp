@@ -179,6 +179,33 @@ TEST(Cli, ErrorsExitTwoWithAMessageAndLeaveNoOutput) {
   }
 }
 
+// Boost.Program_options substitutes "%original_token%" and its kin into its messages until
+// none is left: a bad option holding one hung gpusort (found by fuzz_command_line).
+TEST(Cli, BoostPlaceholdersInArgumentsNeitherHangNorAreRefused) {
+  test::scratch_dir dir;
+  test::write_file(dir.file("in.bin"), std::vector<std::byte>(800, std::byte{3}));
+  for (const char* bad : {"--%original_token%", "-%original_token%", "--x%option%"}) {
+    SCOPED_TRACE(bad);
+    const std::string err = dir.file("err.txt");
+    const int raw = std::system(("timeout 20 " + std::string(GPUSORT_BINARY) + " --devices none " +
+                                 bad + " " + dir.file("in.bin") + " " + dir.file("out.bin") +
+                                 " 2>" + err)
+                                    .c_str());
+    result r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    const auto bytes = test::read_file(err);
+    r.err.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    EXPECT_EQ(r.status, 2) << "124: hung until timeout(1) ended it; " << r.err;
+    EXPECT_NE(r.err.find("invalid command line"), std::string::npos) << r.err;
+  }
+  // In a command line that parses they are ordinary characters.
+  const result ok = run_gpusort("--devices none " + dir.file("in.bin") + " '" +
+                                    dir.file("a%value%.bin") + "'",
+                                dir);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("a%value%.bin")));
+}
+
 TEST(Cli, FailedSortKeepsTheOldOutput) {
   test::scratch_dir dir;
   test::write_file(dir.file("out.bin"), std::vector<std::byte>(16, std::byte{9}));
