@@ -13,6 +13,20 @@
 
 namespace gpusort::cpu::detail {
 
+/// Run numbers of the loser tree's exhausted runs have this bit set, which orders their
+/// sentinels after every record, whatever its key.
+inline constexpr std::uint32_t exhausted_run = std::uint32_t{1} << 31;
+
+/// Swaps a and b when c holds, without a branch: in a merge c is a coin flip on random keys, and
+/// compilers turn even `c ? a : b` into a jump.
+template <typename T>
+  requires std::is_unsigned_v<T>
+inline void swap_if(bool c, T& a, T& b) {
+  const T diff = (a ^ b) & (T(0) - static_cast<T>(c));
+  a ^= diff;
+  b ^= diff;
+}
+
 /// Numeric keys (u32/i32/f32 in a 32-bit word, the rest in a 64-bit word), compared as their
 /// normalized unsigned word, which already folds in the sign, float and descending rules.
 template <typename Word>
@@ -37,37 +51,61 @@ struct word_keys {
     return a < b || (a == b && run_a < run_b);
   }
 
-  // The loser tree's view of a key. Its comparisons never look at run numbers: a tree node only
-  // ever compares the winner of its left subtree (lower runs) with that of its right subtree,
-  // so where each came from decides ties. Exhausted runs hold a sentinel above every key.
+  // The loser tree's view of a record: its key and its run. Matches order by key, then by run,
+  // so ties need no knowledge of the tree's shape. An exhausted run holds the largest key with
+  // its run number's top bit set, behind every record (keys equal to the largest key included).
 
-  /// 32-bit keys widen to 64 bits, which leaves room for a sentinel above every key and turns
-  /// the tie rule into one add.
+  /// 32-bit keys widen to 64 bits: one tree layout for both.
   using tree_key = std::uint64_t;
+  struct tree_entry {
+    tree_key key;
+    std::uint32_t run;
+  };
 
-  [[nodiscard]] tree_key tree_load(const std::byte* record) const { return load(record); }
-
-  /// True when `t` goes first: it orders before `e`, or ties and `t_on_left` (a lower run).
-  [[nodiscard]] static bool tree_wins(tree_key t, tree_key e, bool t_on_left) {
-    if constexpr (sizeof(Word) == 4) {
-      return t < e + t_on_left;
-    } else {
-      // t < e + t_on_left without overflow, as one 128-bit compare: boolean logic here would be
-      // compiled into branches, which random keys mispredict.
-      __extension__ using wide = unsigned __int128;
-      return static_cast<wide>(t) < static_cast<wide>(e) + t_on_left;
-    }
+  [[nodiscard]] tree_entry tree_load(const std::byte* record, std::uint32_t run) const {
+    return {load(record), run};
   }
 
-  [[nodiscard]] static tree_key tree_sentinel() {
-    if constexpr (sizeof(Word) == 4) return std::uint64_t{1} << 32;
-    else return ~std::uint64_t{0};
+  [[nodiscard]] static tree_entry tree_sentinel(std::uint32_t run) {
+    return {~tree_key{0}, run | exhausted_run};
   }
 
-  /// 64-bit keys have no spare value: records whose key equals the sentinel must be kept out of
-  /// the tree (they sort last anyway, so the merge appends them afterwards, in run order).
-  static constexpr bool sentinel_is_a_key = sizeof(Word) == 8;
-  [[nodiscard]] static bool is_sentinel(key k) { return k == ~Word{0}; }
+  /// One match: the winner ends in `e`, the loser in `stored`. Every match of a step passes
+  /// `e` on to the next, so the chain through `e` sets the merge's pace: a 128-bit compare of
+  /// (key, run) and conditional moves, three cycles, without branches (on random keys the
+  /// outcome is a coin flip, and compilers turn selects of this shape into jumps).
+  static void play(tree_entry& stored, tree_entry& e) {
+#if defined(__x86_64__)
+    std::uint64_t winner_key = e.key;
+    std::uint64_t winner_run = e.run;
+    std::uint64_t loser_key = stored.key;
+    std::uint64_t loser_run = stored.run;
+    std::uint64_t scratch;
+    // CF = (stored.key, stored.run) < (e.key, e.run), then the moves that CF decides.
+    asm("cmp %[e_run], %[s_run]\n\t"
+        "mov %[s_key], %[scratch]\n\t"
+        "sbb %[e_key], %[scratch]\n\t"
+        "cmovc %[s_key], %[w_key]\n\t"
+        "cmovc %[s_run], %[w_run]\n\t"
+        "cmovc %[e_key], %[l_key]\n\t"
+        "cmovc %[e_run], %[l_run]"
+        : [scratch] "=&r"(scratch), [w_key] "+&r"(winner_key), [w_run] "+&r"(winner_run),
+          [l_key] "+&r"(loser_key), [l_run] "+&r"(loser_run)
+        : [s_key] "r"(static_cast<std::uint64_t>(stored.key)),
+          [s_run] "r"(static_cast<std::uint64_t>(stored.run)),
+          [e_key] "r"(static_cast<std::uint64_t>(e.key)),
+          [e_run] "r"(static_cast<std::uint64_t>(e.run))
+        : "cc");
+    e = {winner_key, static_cast<std::uint32_t>(winner_run)};
+    stored = {loser_key, static_cast<std::uint32_t>(loser_run)};
+#else
+    __extension__ using wide = unsigned __int128;
+    const bool stored_wins = ((static_cast<wide>(stored.key) << 64) | stored.run) <
+                             ((static_cast<wide>(e.key) << 64) | e.run);
+    swap_if(stored_wins, stored.key, e.key);
+    swap_if(stored_wins, stored.run, e.run);
+#endif
+  }
 };
 
 /// bytes:N keys: memcmp order over N bytes, reversed when descending. The first (up to) 8 bytes
@@ -77,6 +115,15 @@ struct bytes_key {
   std::uint64_t prefix;
   const std::byte* bytes;  ///< the key field; nullptr marks the sentinel
 };
+
+inline void swap_if(bool c, bytes_key& a, bytes_key& b) {
+  swap_if(c, a.prefix, b.prefix);
+  auto pa = reinterpret_cast<std::uintptr_t>(a.bytes);
+  auto pb = reinterpret_cast<std::uintptr_t>(b.bytes);
+  swap_if(c, pa, pb);
+  a.bytes = reinterpret_cast<const std::byte*>(pa);
+  b.bytes = reinterpret_cast<const std::byte*>(pb);
+}
 
 struct bytes_keys {
   using key = bytes_key;
@@ -124,41 +171,33 @@ struct bytes_keys {
     return c != 0 ? c < 0 : run_a < run_b;
   }
 
-  using tree_key = bytes_key;
+  struct tree_entry {
+    bytes_key key;
+    std::uint32_t run;
+  };
 
-  [[nodiscard]] tree_key tree_load(const std::byte* record) const { return load(record); }
-
-  [[nodiscard]] bool tree_wins(const tree_key& t, const tree_key& e, bool t_on_left) const {
-    if (t.prefix != e.prefix) return t.prefix < e.prefix;
-    const int c = compare_tail(t, e);
-    return c != 0 ? c < 0 : t_on_left;
+  [[nodiscard]] tree_entry tree_load(const std::byte* record, std::uint32_t run) const {
+    return {load(record), run};
   }
 
   /// Orders after every key (compare_tail knows it by its null pointer).
-  [[nodiscard]] static tree_key tree_sentinel() { return {~std::uint64_t{0}, nullptr}; }
+  [[nodiscard]] static tree_entry tree_sentinel(std::uint32_t run) {
+    return {{~std::uint64_t{0}, nullptr}, run | exhausted_run};
+  }
 
-  static constexpr bool sentinel_is_a_key = false;
-  [[nodiscard]] static bool is_sentinel(const key&) { return false; }
+  /// One match: the winner ends in `e`, the loser in `stored`.
+  void play(tree_entry& stored, tree_entry& e) const {
+    bool stored_wins;
+    if (stored.key.prefix != e.key.prefix) {
+      stored_wins = stored.key.prefix < e.key.prefix;
+    } else {
+      const int c = compare_tail(stored.key, e.key);
+      stored_wins = c != 0 ? c < 0 : stored.run < e.run;
+    }
+    swap_if(stored_wins, stored.key, e.key);
+    swap_if(stored_wins, stored.run, e.run);
+  }
 };
-
-/// Swaps a and b when c holds, without a branch: in a merge c is a coin flip on random keys, and
-/// compilers turn even `c ? a : b` into a jump.
-template <typename T>
-  requires std::is_unsigned_v<T>
-inline void swap_if(bool c, T& a, T& b) {
-  const T diff = (a ^ b) & (T(0) - static_cast<T>(c));
-  a ^= diff;
-  b ^= diff;
-}
-
-inline void swap_if(bool c, bytes_key& a, bytes_key& b) {
-  swap_if(c, a.prefix, b.prefix);
-  auto pa = reinterpret_cast<std::uintptr_t>(a.bytes);
-  auto pb = reinterpret_cast<std::uintptr_t>(b.bytes);
-  swap_if(c, pa, pb);
-  a.bytes = reinterpret_cast<const std::byte*>(pa);
-  b.bytes = reinterpret_cast<const std::byte*>(pb);
-}
 
 /// Record size known at compile time (RecordSize > 0), so that moving a record is one or two
 /// register moves, or at run time (RecordSize == 0).

@@ -190,7 +190,7 @@ TEST_P(merge_layout, matches_stable_sort_for_many_run_counts) {
   const record_format format = make_format(GetParam());
   std::mt19937_64 rng(test::base_seed());
   for (const bool descending : {false, true}) {
-    for (const std::size_t runs : {1, 2, 3, 4, 5, 8, 16, 33, 64}) {
+    for (const std::size_t runs : {1, 2, 3, 4, 5, 8, 16, 33, 64, 1000}) {
       const std::uint64_t seed = rng();
       SCOPED_TRACE("seed " + std::to_string(seed) + ", runs " + std::to_string(runs) +
                    (descending ? ", descending" : ", ascending"));
@@ -315,6 +315,42 @@ run_set indexed_runs(const record_format& format, bool descending, std::uint64_t
     std::memcpy(r + index_offset, &i, 8);
   }
   return make_runs(std::move(records), format, descending, runs, seed);
+}
+
+// The loser tree's exhausted runs carry the largest key too: records whose (normalized) key is
+// the largest must still come out before them, stably, and before the records of higher runs.
+TEST(multiway_merge, extreme_keys_merge_stably) {
+  for (const char* type : {"u64", "i64", "u32"}) {
+    for (const bool descending : {false, true}) {
+      const record_format format = make_format({"kv", type, 16, 0});
+      const std::uint64_t seed = test::base_seed() + 11;
+      SCOPED_TRACE(std::string(type) + (descending ? ", descending" : ", ascending") +
+                   ", seed " + std::to_string(seed));
+      std::mt19937_64 rng(seed);
+      // Keys at both ends of the type's range and next to them, the record's index beside.
+      const std::uint64_t top = format.key_size == 8 ? ~std::uint64_t{0} : 0xffffffffu;
+      const std::uint64_t sign = format.key_size == 8 ? std::uint64_t{1} << 63 : 1u << 31;
+      const std::uint64_t picks[] = {0, 1, top - 1, top, sign - 1, sign};
+      const std::uint64_t total = 20000;
+      std::vector<std::byte> records(total * 16);
+      for (std::uint64_t i = 0; i < total; ++i) {
+        const std::uint64_t key = picks[rng() % std::size(picks)];
+        std::memcpy(records.data() + i * 16, &key, format.key_size);
+        std::memcpy(records.data() + i * 16 + 8, &i, 8);
+      }
+      for (const std::size_t runs : {3, 5, 64}) {
+        SCOPED_TRACE("runs " + std::to_string(runs));
+        const run_set set = make_runs(records, format, descending, runs, seed);
+        const std::vector<std::byte> expected = reference_merge(set, descending);
+        std::vector<std::byte> out(set.data.size());
+        for (const std::uint64_t parts : {1, 3, 16}) {
+          SCOPED_TRACE("parts " + std::to_string(parts));
+          merge_ranks_in_parts(set.views(), 0, total, out.data(), format, descending, parts);
+          ASSERT_TRUE(same_records(expected, out.data(), 0, total, 16));
+        }
+      }
+    }
+  }
 }
 
 TEST(multiway_merge, equal_keys_come_out_in_run_order_then_input_order) {

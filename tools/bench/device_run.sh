@@ -4,9 +4,13 @@
 # at most 8 files (all that come back): tests.log (machine, tests, sanitizer), chunked.log,
 # the harness's results.{csv,md,png} and iofloor-*.json, stats.txt (stats and multichunk) and
 # trace-gpu.json.gz; the harness's console log stays in $WORK.
-# Usage: device_run.sh [tests] [sanitizer] [chunked] [e2e] [stats] [multichunk]   (default: all)
-#   multichunk: an input of MULTI_SIZE (default 24G) sorted with --gpu-memory MULTI_GPU_MEMORY
-#   (default 8G), so that it forms several runs that are merged, against the I/O floor
+# Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk]
+#   (default: all)
+#   merge: tools/bench/merge/sweep.sh into merge.csv (and merge-baseline.csv when the package
+#   holds bin/gpusort-bench-merge-baseline, a build of another commit to compare against).
+#   multichunk: an input of MULTI_SIZE (default 24G) sorted twice with --gpu-memory
+#   MULTI_GPU_MEMORY (default 8G), so that it forms several runs that are merged, and twice with
+#   the default GPU memory, against the I/O floor
 #   (input and output must fit the 64 GiB disk of the GPU machine).
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +22,7 @@ repeat=${E2E_REPEAT:-3}
 mkdir -p "$out" "$work"
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONUNBUFFERED=1
-stages=${*:-tests sanitizer chunked e2e stats multichunk}
+stages=${*:-tests sanitizer chunked merge e2e stats multichunk}
 want() { [[ " $stages " == *" $1 "* ]]; }
 say() { echo "== $(date +%T) $*"; }
 
@@ -58,6 +62,16 @@ if want chunked; then
   tail -n 20 "$out/chunked.log"
 fi
 
+if want merge; then
+  say "merge sweep"
+  for variant in "" -baseline; do
+    [ -x "$bin/gpusort-bench-merge$variant" ] || continue
+    echo "### gpusort-bench-merge$variant"
+    timeout 500 "$here/bench/merge_sweep.sh" "$bin/gpusort-bench-merge$variant" \
+      "$out/merge$variant.csv" 2>&1
+  done
+fi
+
 if want e2e; then
   say "e2e harness $size"
   timeout 560 python3 "$here/bench/run_bench.py" --sizes "$size" --distributions uniform \
@@ -95,12 +109,15 @@ if want multichunk; then
     "$bin/gpusort-iofloor" --repeat 2 --read uring-threads,uring-async --write mmap-sink \
       "$in" "$work/multi.out" | tail -n 2
     rm -f "$work/multi.out"
-    for i in 1 2; do
-      echo "### gpusort --gpu-memory $mgpu --stats --verbose (run $i)"
+    # The same file with the default GPU memory (one chunk where it fits), as the baseline.
+    for budget in "$mgpu" "$mgpu" default default; do
+      option=(--gpu-memory "$budget")
+      [ "$budget" = default ] && option=()
+      echo "### gpusort ${option[*]} --stats --verbose"
       start=$EPOCHREALTIME
-      "$bin/gpusort" --gpu-memory "$mgpu" --stats --verbose "$in" "$work/multi.out"
+      "$bin/gpusort" "${option[@]}" --stats --verbose "$in" "$work/multi.out"
       echo "wall $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }') s"
-      [ "$i" = 2 ] && "$bin/gpusort-validate" "$in" "$work/multi.out"
+      "$bin/gpusort-validate" "$in" "$work/multi.out"
       rm -f "$work/multi.out"
     done
   } > "$work/multichunk.txt" 2>&1

@@ -1,5 +1,6 @@
 // Benchmark of the parallel multiway merge: K sorted runs of uniform keys merged by merge_ranks,
-// timed against a parallel memcpy of the same bytes in the same process.
+// timed against a parallel memcpy of the same bytes in the same process. Runs and output live in
+// host_buffers (huge pages where the kernel gives them, prefaulted), as the pipeline's runs do.
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/host_buffer.hpp"
 #include "core/parallel_copy.hpp"
 #include "core/parse_size.hpp"
 #include "cpu/multiway_merge.hpp"
@@ -32,6 +34,7 @@ using gpusort::record_format;
 constexpr const char* usage =
     "usage: gpusort-bench-merge [--runs K] [--count N] [--type T] [--record-size S]\n"
     "                           [--key-offset O] [--repeat R] [--threads T] [--descending]\n"
+    "                           [--csv]\n"
     "  --runs K         sorted runs to merge (default 16)\n"
     "  --count N        records in all runs together: 67108864, 64M or 2^26 (default 2^26)\n"
     "  --type T         u32, u64, i32, i64, f32, f64 or bytes:N (default u64)\n"
@@ -39,7 +42,8 @@ constexpr const char* usage =
     "  --key-offset O   key position inside the record (default 0)\n"
     "  --repeat R       timed repetitions; the median is reported (default 5)\n"
     "  --threads T      TBB threads (default: all cores)\n"
-    "  --descending     merge in descending key order\n";
+    "  --descending     merge in descending key order\n"
+    "  --csv            print one CSV line (after a header line) instead of the report\n";
 
 struct bench_options {
   std::uint64_t runs = 16;
@@ -50,6 +54,7 @@ struct bench_options {
   unsigned repeat = 5;
   unsigned threads = 0;  ///< 0: all cores
   bool descending = false;
+  bool csv = false;
 };
 
 std::uint64_t parse_number(std::string_view text, std::string_view what) {
@@ -95,6 +100,8 @@ bench_options parse_options(int argc, char** argv) {
       options.threads = static_cast<unsigned>(parse_number(value(), "--threads"));
     } else if (arg == "--descending") {
       options.descending = true;
+    } else if (arg == "--csv") {
+      options.csv = true;
     } else {
       gpusort::throw_error("unknown option '" + std::string(arg) + "'\n" + usage);
     }
@@ -137,14 +144,14 @@ void store_key(std::byte* record, std::uint64_t normalized, const record_format&
 
 /// K sorted runs of uniform keys, back to back in one buffer.
 struct run_data {
-  std::vector<std::byte> bytes;
+  gpusort::host_buffer bytes;
   std::vector<gpusort::cpu::run_view> runs;
 };
 
 run_data make_runs(const bench_options& options, const record_format& format) {
   run_data data;
   const std::uint32_t size = format.record_size;
-  data.bytes.resize(options.count * size);
+  data.bytes = gpusort::host_buffer(options.count * size, /*prefault=*/true);
   std::uint64_t first = 0;
   for (std::uint64_t j = 0; j < options.runs; ++j) {
     const std::uint64_t n = options.count / options.runs + (j < options.count % options.runs);
@@ -245,15 +252,17 @@ int run(int argc, char** argv) {
 
   const run_data data = make_runs(options, format);
   const std::uint64_t bytes = options.count * format.record_size;
-  std::vector<std::byte> out(bytes);  // zeroed: its pages are mapped before any timing
+  const gpusort::host_buffer out(bytes, /*prefault=*/true);  // no page faults in the timing
   const std::uint64_t parts = gpusort::cpu::merge_part_count(options.count, data.runs.size());
 
-  std::printf("gpusort-bench-merge: %llu runs, %llu records (%s, %s), %d threads, %llu parts, "
-              "median of %u\n",
-              static_cast<unsigned long long>(options.runs),
-              static_cast<unsigned long long>(options.count), gpusort::describe(format).c_str(),
-              gpusort::format_bytes(bytes).c_str(), thread_count,
-              static_cast<unsigned long long>(parts), options.repeat);
+  if (!options.csv) {
+    std::printf("gpusort-bench-merge: %llu runs, %llu records (%s, %s), %d threads, %llu parts, "
+                "median of %u\n",
+                static_cast<unsigned long long>(options.runs),
+                static_cast<unsigned long long>(options.count), gpusort::describe(format).c_str(),
+                gpusort::format_bytes(bytes).c_str(), thread_count,
+                static_cast<unsigned long long>(parts), options.repeat);
+  }
 
   const timing merge_t = median_times(options.repeat, [&] {
     gpusort::cpu::merge_ranks(data.runs, 0, options.count, out.data(), format,
@@ -279,6 +288,19 @@ int run(int argc, char** argv) {
                 static_cast<double>(bytes) / t.wall_s / 1e9, t.cpu_s,
                 t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)));
   };
+  const double merge_gbs = static_cast<double>(bytes) / merge_t.wall_s / 1e9;
+  const double copy_gbs = static_cast<double>(bytes) / copy_t.wall_s / 1e9;
+  if (options.csv) {
+    std::printf("type,record_size,runs,records,bytes,threads,merge_s,merge_gbs,memcpy_s,"
+                "memcpy_gbs,merge_share_of_memcpy,merge_cpu_ns_per_record\n");
+    std::printf("%s,%u,%llu,%llu,%llu,%d,%.4f,%.2f,%.4f,%.2f,%.3f,%.1f\n", options.type.c_str(),
+                format.record_size, static_cast<unsigned long long>(options.runs),
+                static_cast<unsigned long long>(options.count),
+                static_cast<unsigned long long>(bytes), thread_count, merge_t.wall_s, merge_gbs,
+                copy_t.wall_s, copy_gbs, merge_gbs / copy_gbs,
+                merge_t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)));
+    return 0;
+  }
   line("merge", merge_t);
   line("memcpy", copy_t);
   std::printf("merge/memcpy wall time %.2fx; select_cuts of %llu cuts, one thread: %.3f ms\n",
