@@ -2,6 +2,11 @@
 // budgets that force many runs, spilling and multi-pass merges, streams.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "gpusort/sort.hpp"
 #include "test_support.hpp"
 
@@ -17,6 +22,15 @@ sort_options cpu_options(const record_format& f, bool descending, std::uint64_t 
   o.devices.how = device_selection::mode::none;
   o.temp_dir = temp_dir;
   return o;
+}
+
+/// The names of the files in `dir`, sorted.
+std::vector<std::string> files_in(const test::scratch_dir& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 struct file_case {
@@ -47,6 +61,11 @@ TEST_P(SortFile, MatchesStableReferenceAcrossBudgets) {
                                            cpu_options(f, descending, budget, dir.path()));
         EXPECT_EQ(stats.records, records);
         EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
+        // The stats agree with the strategy that ran, and its temporary files are gone.
+        EXPECT_EQ(stats.spilled, stats.strategy == "cpu-spilled-runs") << stats.strategy;
+        if (stats.strategy == "cpu-one-run") EXPECT_LE(stats.runs, 1u);
+        else EXPECT_EQ(stats.strategy.rfind("cpu-", 0), 0u) << stats.strategy;
+        EXPECT_EQ(files_in(dir), (std::vector<std::string>{"in", "out"}));
       }
     }
   }
@@ -80,6 +99,8 @@ TEST(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
   EXPECT_TRUE(stats.spilled);
   EXPECT_GE(stats.merge_passes, 2u) << "more runs than the fan-in: a multi-pass merge";
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"in", "out"}))
+      << "the runs and the intermediate passes' files are removed";
 }
 
 TEST(SortFileRuns, SeveralInputsAreConcatenatedAndInputMayBeOutput) {
