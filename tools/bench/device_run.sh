@@ -7,7 +7,8 @@
 # Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk]
 #   (default: all)
 #   merge: tools/bench/merge/sweep.sh into merge.csv (and merge-baseline.csv when the package
-#   holds bin/gpusort-bench-merge-baseline, a build of another commit to compare against).
+#   holds bin/gpusort-bench-merge-baseline, a build of another commit to compare against);
+#   with MERGE_INTO_FILE=1 also merge-file.csv, the same merges into a file mapping.
 #   multichunk: an input of MULTI_SIZE (default 24G) sorted twice with --gpu-memory
 #   MULTI_GPU_MEMORY (default 8G), so that it forms several runs that are merged, and twice with
 #   the default GPU memory, against the I/O floor
@@ -69,6 +70,10 @@ if want merge; then
     echo "### gpusort-bench-merge$variant"
     timeout 500 "$here/bench/merge_sweep.sh" "$bin/gpusort-bench-merge$variant" \
       "$out/merge$variant.csv" 2>&1
+    # The same merges into a file mapping in the work folder, as gpusort writes its output.
+    [ -n "${MERGE_INTO_FILE:-}" ] && OUTPUT_FILE=$work/merge-out.bin timeout 500 \
+      "$here/bench/merge_sweep.sh" "$bin/gpusort-bench-merge$variant" \
+      "$out/merge$variant-file.csv" 2>&1
   done
 fi
 

@@ -1,6 +1,10 @@
 // Benchmark of the parallel multiway merge: K sorted runs of uniform keys merged by merge_ranks,
 // timed against a parallel memcpy of the same bytes in the same process. Runs and output live in
 // host_buffers (huge pages where the kernel gives them, prefaulted), as the pipeline's runs do.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
@@ -34,7 +38,7 @@ using gpusort::record_format;
 constexpr const char* usage =
     "usage: gpusort-bench-merge [--runs K] [--count N] [--type T] [--record-size S]\n"
     "                           [--key-offset O] [--repeat R] [--threads T] [--descending]\n"
-    "                           [--csv]\n"
+    "                           [--output-file PATH] [--csv]\n"
     "  --runs K         sorted runs to merge (default 16)\n"
     "  --count N        records in all runs together: 67108864, 64M or 2^26 (default 2^26)\n"
     "  --type T         u32, u64, i32, i64, f32, f64 or bytes:N (default u64)\n"
@@ -43,6 +47,8 @@ constexpr const char* usage =
     "  --repeat R       timed repetitions; the median is reported (default 5)\n"
     "  --threads T      TBB threads (default: all cores)\n"
     "  --descending     merge in descending key order\n"
+    "  --output-file P  merge into a shared mapping of file P (created, prefaulted, removed\n"
+    "                   afterwards), as gpusort writes its output, instead of anonymous memory\n"
     "  --csv            print one CSV line (after a header line) instead of the report\n";
 
 struct bench_options {
@@ -55,6 +61,7 @@ struct bench_options {
   unsigned threads = 0;  ///< 0: all cores
   bool descending = false;
   bool csv = false;
+  std::string output_file;  ///< empty: the output is a host_buffer
 };
 
 std::uint64_t parse_number(std::string_view text, std::string_view what) {
@@ -102,6 +109,8 @@ bench_options parse_options(int argc, char** argv) {
       options.descending = true;
     } else if (arg == "--csv") {
       options.csv = true;
+    } else if (arg == "--output-file") {
+      options.output_file = value();
     } else {
       gpusort::throw_error("unknown option '" + std::string(arg) + "'\n" + usage);
     }
@@ -141,6 +150,46 @@ void store_key(std::byte* record, std::uint64_t normalized, const record_format&
     gpusort::detail::store_word(field, codec.denormalize(normalized));
   }
 }
+
+/// A file of `bytes` bytes mapped shared and prefaulted for writing, as gpusort maps its output
+/// file; the file is removed when the mapping goes.
+class output_mapping {
+ public:
+  output_mapping(std::string path, std::size_t bytes) : path_(std::move(path)), bytes_(bytes) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) gpusort::throw_error("open " + path_, errno);
+    if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) fail("ftruncate");
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) fail("mmap");
+    data_ = static_cast<std::byte*>(p);
+    if (::madvise(p, bytes_, MADV_POPULATE_WRITE) != 0) fail("madvise(MADV_POPULATE_WRITE)");
+  }
+  ~output_mapping() { release(); }
+  output_mapping(const output_mapping&) = delete;
+  output_mapping& operator=(const output_mapping&) = delete;
+  [[nodiscard]] std::byte* data() const { return data_; }
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    const int err = errno;
+    release();
+    gpusort::throw_error(std::string(what) + " " + path_, err);
+  }
+  void release() {
+    if (data_ != nullptr) ::munmap(data_, bytes_);
+    if (fd_ >= 0) {
+      ::close(fd_);
+      ::unlink(path_.c_str());
+    }
+    data_ = nullptr;
+    fd_ = -1;
+  }
+
+  std::string path_;
+  std::size_t bytes_;
+  int fd_ = -1;
+  std::byte* data_ = nullptr;
+};
 
 /// K sorted runs of uniform keys, back to back in one buffer.
 struct run_data {
@@ -252,7 +301,12 @@ int run(int argc, char** argv) {
 
   const run_data data = make_runs(options, format);
   const std::uint64_t bytes = options.count * format.record_size;
-  const gpusort::host_buffer out(bytes, /*prefault=*/true);  // no page faults in the timing
+  // Prefaulted either way: no page faults in the timing.
+  std::optional<gpusort::host_buffer> out_memory;
+  std::optional<output_mapping> out_file;
+  if (options.output_file.empty()) out_memory.emplace(bytes, /*prefault=*/true);
+  else out_file.emplace(options.output_file, bytes);
+  std::byte* const out = out_file ? out_file->data() : out_memory->data();
   const std::uint64_t parts = gpusort::cpu::merge_part_count(options.count, data.runs.size());
 
   if (!options.csv) {
@@ -265,10 +319,10 @@ int run(int argc, char** argv) {
   }
 
   const timing merge_t = median_times(options.repeat, [&] {
-    gpusort::cpu::merge_ranks(data.runs, 0, options.count, out.data(), format,
+    gpusort::cpu::merge_ranks(data.runs, 0, options.count, out, format,
                               options.descending);
   });
-  GPUSORT_EXPECTS(in_order(out.data(), options.count, format, options.descending),
+  GPUSORT_EXPECTS(in_order(out, options.count, format, options.descending),
                   "bench-merge: the merged output is out of order");
 
   // The cuts alone, as merge_ranks computes them (there they run in parallel).
@@ -279,7 +333,7 @@ int run(int argc, char** argv) {
   });
 
   const timing copy_t = median_times(options.repeat, [&] {
-    gpusort::detail::parallel_copy(out.data(), data.bytes.data(), bytes);
+    gpusort::detail::parallel_copy(out, data.bytes.data(), bytes);
   });
 
   auto line = [&](const char* name, timing t) {
@@ -291,12 +345,14 @@ int run(int argc, char** argv) {
   const double merge_gbs = static_cast<double>(bytes) / merge_t.wall_s / 1e9;
   const double copy_gbs = static_cast<double>(bytes) / copy_t.wall_s / 1e9;
   if (options.csv) {
-    std::printf("type,record_size,runs,records,bytes,threads,merge_s,merge_gbs,memcpy_s,"
+    std::printf("type,record_size,runs,records,bytes,threads,output,merge_s,merge_gbs,memcpy_s,"
                 "memcpy_gbs,merge_share_of_memcpy,merge_cpu_ns_per_record\n");
-    std::printf("%s,%u,%llu,%llu,%llu,%d,%.4f,%.2f,%.4f,%.2f,%.3f,%.1f\n", options.type.c_str(),
+    std::printf("%s,%u,%llu,%llu,%llu,%d,%s,%.4f,%.2f,%.4f,%.2f,%.3f,%.1f\n",
+                options.type.c_str(),
                 format.record_size, static_cast<unsigned long long>(options.runs),
                 static_cast<unsigned long long>(options.count),
-                static_cast<unsigned long long>(bytes), thread_count, merge_t.wall_s, merge_gbs,
+                static_cast<unsigned long long>(bytes), thread_count,
+                out_file ? "file-mapping" : "memory", merge_t.wall_s, merge_gbs,
                 copy_t.wall_s, copy_gbs, merge_gbs / copy_gbs,
                 merge_t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)));
     return 0;

@@ -17,9 +17,11 @@ def main() -> None:
     if not rows:
         raise SystemExit(f"report.py: {args.csv} holds no rows")
 
+    output = rows[0].get("output", "memory")
     lines = [f"# {args.title}", "",
-             f"{rows[0]['threads']} threads; u64 keys; merge and memcpy GB/s are bytes of output "
-             "per second, median of the sweep's repeats, both measured in the same process.", "",
+             f"{rows[0]['threads']} threads; u64 keys; output into {output}; merge and memcpy "
+             "GB/s are bytes of output per second, median of the sweep's repeats, both measured "
+             "in the same process.", "",
              "| record bytes | runs | records | merge GB/s | memcpy GB/s | merge / memcpy "
              "| CPU ns per record |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
