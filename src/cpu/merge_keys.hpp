@@ -17,6 +17,13 @@ namespace gpusort::cpu::detail {
 /// sentinels after every record, whatever its key.
 inline constexpr std::uint32_t exhausted_run = std::uint32_t{1} << 31;
 
+/// The loser tree's view of a record: its key (as the key policy holds it) and its run.
+template <typename Key>
+struct tree_entry_of {
+  Key key;
+  std::uint32_t run;
+};
+
 /// Swaps a and b when c holds, without a branch: in a merge c is a coin flip on random keys, and
 /// compilers turn even `c ? a : b` into a jump.
 template <typename T>
@@ -57,10 +64,7 @@ struct word_keys {
 
   /// 32-bit keys widen to 64 bits: one tree layout for both.
   using tree_key = std::uint64_t;
-  struct tree_entry {
-    tree_key key;
-    std::uint32_t run;
-  };
+  using tree_entry = tree_entry_of<tree_key>;
 
   [[nodiscard]] tree_entry tree_load(const std::byte* record, std::uint32_t run) const {
     return {load(record), run};
@@ -171,10 +175,7 @@ struct bytes_keys {
     return c != 0 ? c < 0 : run_a < run_b;
   }
 
-  struct tree_entry {
-    bytes_key key;
-    std::uint32_t run;
-  };
+  using tree_entry = tree_entry_of<bytes_key>;
 
   [[nodiscard]] tree_entry tree_load(const std::byte* record, std::uint32_t run) const {
     return {load(record), run};

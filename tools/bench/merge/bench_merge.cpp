@@ -1,10 +1,6 @@
 // Benchmark of the parallel multiway merge: K sorted runs of uniform keys merged by merge_ranks,
 // timed against a parallel memcpy of the same bytes in the same process. Runs and output live in
 // host_buffers (huge pages where the kernel gives them, prefaulted), as the pipeline's runs do.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
@@ -18,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +27,8 @@
 #include "gpusort/detail/key_codec.hpp"
 #include "gpusort/error.hpp"
 #include "gpusort/record_format.hpp"
+#include "io/output_file.hpp"
+#include "io/output_sink.hpp"
 
 namespace {
 
@@ -47,8 +46,8 @@ constexpr const char* usage =
     "  --repeat R       timed repetitions; the median is reported (default 5)\n"
     "  --threads T      TBB threads (default: all cores)\n"
     "  --descending     merge in descending key order\n"
-    "  --output-file P  merge into a shared mapping of file P (created, prefaulted, removed\n"
-    "                   afterwards), as gpusort writes its output, instead of anonymous memory\n"
+    "  --output-file P  merge into gpusort's mapped output of file P (prefaulted, never\n"
+    "                   committed: P is left as it was) instead of anonymous memory\n"
     "  --csv            print one CSV line (after a header line) instead of the report\n";
 
 struct bench_options {
@@ -150,46 +149,6 @@ void store_key(std::byte* record, std::uint64_t normalized, const record_format&
     gpusort::detail::store_word(field, codec.denormalize(normalized));
   }
 }
-
-/// A file of `bytes` bytes mapped shared and prefaulted for writing, as gpusort maps its output
-/// file; the file is removed when the mapping goes.
-class output_mapping {
- public:
-  output_mapping(std::string path, std::size_t bytes) : path_(std::move(path)), bytes_(bytes) {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) gpusort::throw_error("open " + path_, errno);
-    if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) fail("ftruncate");
-    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (p == MAP_FAILED) fail("mmap");
-    data_ = static_cast<std::byte*>(p);
-    if (::madvise(p, bytes_, MADV_POPULATE_WRITE) != 0) fail("madvise(MADV_POPULATE_WRITE)");
-  }
-  ~output_mapping() { release(); }
-  output_mapping(const output_mapping&) = delete;
-  output_mapping& operator=(const output_mapping&) = delete;
-  [[nodiscard]] std::byte* data() const { return data_; }
-
- private:
-  [[noreturn]] void fail(const char* what) {
-    const int err = errno;
-    release();
-    gpusort::throw_error(std::string(what) + " " + path_, err);
-  }
-  void release() {
-    if (data_ != nullptr) ::munmap(data_, bytes_);
-    if (fd_ >= 0) {
-      ::close(fd_);
-      ::unlink(path_.c_str());
-    }
-    data_ = nullptr;
-    fd_ = -1;
-  }
-
-  std::string path_;
-  std::size_t bytes_;
-  int fd_ = -1;
-  std::byte* data_ = nullptr;
-};
 
 /// K sorted runs of uniform keys, back to back in one buffer.
 struct run_data {
@@ -301,12 +260,21 @@ int run(int argc, char** argv) {
 
   const run_data data = make_runs(options, format);
   const std::uint64_t bytes = options.count * format.record_size;
-  // Prefaulted either way: no page faults in the timing.
+  // Prefaulted either way: no page faults in the timing. The file output is gpusort's own
+  // mapped sink (whole mapping, prefaulted); it is never committed, so the file goes with it.
   std::optional<gpusort::host_buffer> out_memory;
-  std::optional<output_mapping> out_file;
-  if (options.output_file.empty()) out_memory.emplace(bytes, /*prefault=*/true);
-  else out_file.emplace(options.output_file, bytes);
-  std::byte* const out = out_file ? out_file->data() : out_memory->data();
+  std::optional<gpusort::io::output_file> out_file;
+  std::unique_ptr<gpusort::io::output_sink> out_sink;
+  std::byte* out = nullptr;
+  if (options.output_file.empty()) {
+    out = out_memory.emplace(bytes, /*prefault=*/true).data();
+  } else {
+    out_file.emplace(options.output_file);
+    out_sink = gpusort::io::make_output_sink(*out_file, bytes, gpusort::io::write_method::mmap,
+                                             nullptr, /*persistent_mapping=*/true);
+    out_sink->prefault(static_cast<unsigned>(thread_count), /*wait=*/true);
+    out = out_sink->mapping().data();
+  }
   const std::uint64_t parts = gpusort::cpu::merge_part_count(options.count, data.runs.size());
 
   if (!options.csv) {
@@ -324,13 +292,6 @@ int run(int argc, char** argv) {
   });
   GPUSORT_EXPECTS(in_order(out, options.count, format, options.descending),
                   "bench-merge: the merged output is out of order");
-
-  // The cuts alone, as merge_ranks computes them (there they run in parallel).
-  const timing select_t = median_times(options.repeat, [&] {
-    for (std::uint64_t p = 0; p <= parts; ++p)
-      (void)gpusort::cpu::select_cuts(data.runs, options.count / parts * p, format,
-                                      options.descending);
-  });
 
   const timing copy_t = median_times(options.repeat, [&] {
     gpusort::detail::parallel_copy(out, data.bytes.data(), bytes);
@@ -352,11 +313,19 @@ int run(int argc, char** argv) {
                 format.record_size, static_cast<unsigned long long>(options.runs),
                 static_cast<unsigned long long>(options.count),
                 static_cast<unsigned long long>(bytes), thread_count,
-                out_file ? "file-mapping" : "memory", merge_t.wall_s, merge_gbs,
+                out_sink ? "file-mapping" : "memory", merge_t.wall_s, merge_gbs,
                 copy_t.wall_s, copy_gbs, merge_gbs / copy_gbs,
                 merge_t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)));
     return 0;
   }
+
+  // The cuts alone, as merge_ranks computes them (there they run in parallel).
+  const timing select_t = median_times(options.repeat, [&] {
+    for (std::uint64_t p = 0; p <= parts; ++p)
+      (void)gpusort::cpu::select_cuts(data.runs, options.count / parts * p, format,
+                                      options.descending);
+  });
+
   line("merge", merge_t);
   line("memcpy", copy_t);
   std::printf("merge/memcpy wall time %.2fx; select_cuts of %llu cuts, one thread: %.3f ms\n",
