@@ -17,6 +17,17 @@ enum class algorithm : std::uint8_t {
   cpu,        ///< parallel radix sort on the host
 };
 
+/// Where runs of several GPU chunks become one sorted output.
+enum class merge_location : std::uint8_t {
+  automatic,  ///< the GPU where it can (gpu below), else the host
+  host,       ///< the TBB multiway merge on the host
+  /// The GPU: the runs are cut by exact rank into key ranges of one chunk each, and each range
+  /// is sorted again on the GPU straight into its place in the output. Needs records the GPU
+  /// sorts directly (a 4- or 8-byte numeric key, at most 8 bytes of payload) and runs that stay
+  /// in host memory.
+  gpu,
+};
+
 /// Which GPUs may be used.
 struct device_selection {
   enum class mode : std::uint8_t { automatic, none, list } how = mode::automatic;
@@ -48,6 +59,7 @@ struct sort_options {
   algorithm algo = algorithm::automatic;
   /// Device memory budget in bytes; 0 means most of the free device memory.
   std::uint64_t gpu_memory_bytes = 0;
+  merge_location merge = merge_location::automatic;
 
   /// Request fsync of the output before the rename.
   bool fsync = false;

@@ -77,7 +77,12 @@ po::options_description visible_options() {
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default), onesweep (CUB on the GPU), cpu (host radix sort)")
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),
-       "device memory budget, e.g. 4G (default: most of the free memory)");
+       "device memory budget, e.g. 4G (default: most of the free memory)")
+      ("merge-on", po::value<std::string>()->value_name("WHERE"),
+       "where runs of several GPU chunks become the output: auto (default: gpu where it "
+       "applies), gpu (cut into key ranges, each sorted again on the GPU; records with a 4- or "
+       "8-byte numeric key and at most 8 bytes of payload whose runs fit -S), host (TBB "
+       "multiway merge)");
 
   po::options_description output_opts("Output and reporting");
   output_opts.add_options()
@@ -139,6 +144,13 @@ algorithm parse_algorithm(const std::string& text) {
   if (text == "onesweep") return algorithm::onesweep;
   if (text == "cpu") return algorithm::cpu;
   throw_error("unknown --algorithm '" + text + "' (expected auto, onesweep or cpu)");
+}
+
+merge_location parse_merge_location(const std::string& text) {
+  if (text == "auto") return merge_location::automatic;
+  if (text == "gpu") return merge_location::gpu;
+  if (text == "host") return merge_location::host;
+  throw_error("unknown --merge-on '" + text + "' (expected auto, gpu or host)");
 }
 
 }  // namespace
@@ -244,6 +256,11 @@ request parse_command_line(int argc, const char* const* argv) {
                   "of the two");
   if (vm.count("gpu-memory"))
     o.gpu_memory_bytes = parse_size(vm["gpu-memory"].as<std::string>(), 0, "--gpu-memory");
+  if (vm.count("merge-on")) o.merge = parse_merge_location(vm["merge-on"].as<std::string>());
+  GPUSORT_EXPECTS(!(o.merge == merge_location::gpu &&
+                    (o.devices.how == device_selection::mode::none || o.algo == algorithm::cpu)),
+                  "--merge-on gpu needs a GPU, which --devices none and --algorithm cpu rule out: "
+                  "drop one of the two");
   o.fsync = vm["fsync"].as<bool>();
   if (vm.count("stats")) {
     const std::string s = vm["stats"].as<std::string>();

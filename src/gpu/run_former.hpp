@@ -41,6 +41,15 @@ struct device_info {
 [[nodiscard]] bool supports_format(const record_format& format) noexcept;
 
 /**
+ * Page-locks `memory` (already touched: registering untouched memory faults every page in one
+ * thread inside the driver) for every device, so that copies to and from it run at full PCIe
+ * speed; unlocked when the last copy of the returned token goes. Registering measured 14 GB/s
+ * on one thread and 42 GB/s on four (H100 machine, 1 GiB parts).
+ * @throw gpusort::out_of_memory, gpusort::cuda_error
+ */
+[[nodiscard]] std::shared_ptr<void> register_host_memory(std::span<std::byte> memory, int device);
+
+/**
  * Page-locked host memory for transfers at full PCIe speed. Allocated as anonymous memory,
  * first-touched in parallel and registered with cudaHostRegister: cudaHostAlloc measured 5.2 s
  * for 8 GiB on the H200 machine, this path 0.7 s. Move-only.
@@ -60,9 +69,8 @@ class pinned_buffer {
   [[nodiscard]] std::size_t size() const noexcept { return memory_.size(); }
 
  private:
-  void unregister() noexcept;
   host_buffer memory_;  // first-touched in parallel: registering untouched memory is slow
-  bool registered_ = false;
+  std::shared_ptr<void> registration_;  // after memory_: unregistered before it is unmapped
 };
 
 struct run_former_config {

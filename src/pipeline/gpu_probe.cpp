@@ -9,11 +9,12 @@ namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
   const bool demanded = options.algo == algorithm::onesweep ||
+                        options.merge == merge_location::gpu ||
                         options.devices.how == device_selection::mode::list;
   const int count = gpu::device_count();
   if (count == 0) {
-    GPUSORT_EXPECTS(!demanded, "no usable CUDA device found (needed by --algorithm onesweep or "
-                               "--devices); use --devices none for the CPU path");
+    GPUSORT_EXPECTS(!demanded, "no usable CUDA device found (needed by --algorithm onesweep, "
+                               "--merge-on gpu or --devices); use --devices none for the CPU path");
     gpu_note = "no usable CUDA device found";
     return std::nullopt;
   }
@@ -37,6 +38,7 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
   facts.name = info.name;
   facts.free_bytes = info.free_bytes;
   facts.chunk_records = chunks.chunk_records;
+  facts.sorts_records = gpu::supports_format(options.format);
   if (options.devices.ids.size() > 1)
     gpu_note = "several devices given: this version sorts on the first, device " +
              std::to_string(id);

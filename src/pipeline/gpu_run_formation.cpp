@@ -1,21 +1,20 @@
-// GPU run formation on the host side: staging pools, the reader loop that feeds the run
-// former, and the collector that moves sorted pieces out of staging on its own thread so the
-// former's thread never waits on a host copy.
+// GPU run formation on the host side: the reader loop that feeds the run former, and the
+// collector that moves sorted runs out of staging into the run store on other threads so the
+// former's thread never waits on a host copy (gpu_output_writer when the input is one chunk).
 #include "pipeline/gpu_run_formation.hpp"
 
 #include <tbb/task_group.h>
 
 #include <algorithm>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <future>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "core/host_buffer.hpp"
+#include "core/ordered_worker.hpp"
 #include "core/parallel_copy.hpp"
 #include "core/trace.hpp"
 #include "cpu/sort_items.hpp"
@@ -24,105 +23,27 @@
 #include "io/buffer_pool.hpp"
 #include "io/parallel_reader.hpp"
 #include "io/uring.hpp"
+#include "pipeline/gpu_output_writer.hpp"
+#include "pipeline/run_pinner.hpp"
+#include "pipeline/staging_pool.hpp"
 
 namespace gpusort::pipeline {
 namespace {
 
-/// Page-locked buffers handed out by one thread and returned by another.
-class staging_pool final : public io::buffer_pool {
- public:
-  staging_pool(std::size_t count, std::size_t bytes, int device) : bytes_(bytes) {
-    for (std::size_t i = 0; i < count; ++i) {
-      buffers_.emplace_back(bytes, device);
-      add(buffers_.back().data());
-    }
-  }
-  [[nodiscard]] std::size_t buffer_bytes() const noexcept { return bytes_; }
-
- private:
-  std::size_t bytes_;
-  std::vector<gpu::pinned_buffer> buffers_;
-};
-
-/// Runs tasks one after another on its own thread; the first failure is kept and rethrown
-/// by drain(), later tasks are skipped.
-class ordered_worker {
- public:
-  ordered_worker() : thread_([this] { run(); }) {}
-  ~ordered_worker() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void push(std::function<void()> task) {
-    {
-      std::lock_guard lock(mutex_);
-      tasks_.push_back(std::move(task));
-    }
-    cv_.notify_all();
-  }
-  /// Waits until every task ran; rethrows the first failure.
-  void drain() {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return tasks_.empty() && !busy_; });
-    if (error_) std::rethrow_exception(error_);
-  }
-  [[nodiscard]] std::exception_ptr error() {
-    std::lock_guard lock(mutex_);
-    return error_;
-  }
-
- private:
-  void run() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return !tasks_.empty() || stopping_; });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-        busy_ = true;
-      }
-      try {
-        if (!error()) task();
-      } catch (...) {
-        std::lock_guard lock(mutex_);
-        if (!error_) error_ = std::current_exception();
-      }
-      {
-        std::lock_guard lock(mutex_);
-        busy_ = false;
-      }
-      cv_.notify_all();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool busy_ = false;
-  bool stopping_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;
-};
-
-/// Where sorted pieces go: the output (one chunk), resident/spilled runs, or, for items,
-/// an item buffer that is turned into records by a gather when the run is complete.
+/// Where sorted runs go when they are not the output: resident or spilled runs, or, for
+/// items, an item buffer that is turned into records by a gather when the run is complete.
+/// (gpu_output_writer takes the one-chunk case.) Runs whose memory a run_pinner page-locked
+/// come back from the GPU straight into it; the others through staging and a host copy.
 class run_collector final : public gpu::run_sink {
  public:
-  enum class mode : std::uint8_t { direct_output, runs, items };
+  enum class mode : std::uint8_t { runs, items };
 
   run_collector(mode m, const record_format& format, bool descending, std::uint64_t chunk_records,
                 std::shared_future<std::shared_ptr<staging_pool>> staging, run_store& store,
-                const std::function<io::output_sink&(std::uint64_t)>& open_sink,
-                std::uint64_t output_bytes, tbb::task_arena& arena, trace_recorder* trace)
+                run_pinner* pinner, tbb::task_arena& arena, trace_recorder* trace)
       : mode_(m), format_(format), descending_(descending), chunk_records_(chunk_records),
-        staging_(std::move(staging)), store_(store), open_sink_(open_sink), output_bytes_(output_bytes),
-        arena_(arena), trace_(trace) {}
+        staging_(std::move(staging)), store_(store), pinner_(pinner), arena_(arena),
+        trace_(trace) {}
 
   ~run_collector() noexcept override {
     try {
@@ -139,11 +60,14 @@ class run_collector final : public gpu::run_sink {
     chunks_[run] = std::move(records);
   }
 
-  std::span<std::byte> piece_buffer(std::uint64_t, std::uint64_t, std::size_t len) override {
+  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
+                                    std::size_t len) override {
+    const std::optional<std::byte*> pinned = pinned_memory(run);
+    if (!pinned) return {};  // its memory is still being page-locked: the former asks again
+    if (*pinned != nullptr) return {*pinned + offset, len};
     GPUSORT_EXPECTS(len <= staging().buffer_bytes(), "run former piece larger than staging");
-    // A failed write (a full disk, a closed pipe) stops the ordered worker, whose queued pieces
-    // then never give their buffers back: fail the former now instead of letting it poll for
-    // a buffer forever.
+    // A failed spill (a full disk) stops the ordered worker: fail the former now instead of
+    // letting it form runs that can no longer be stored.
     if (const std::exception_ptr failed = worker_.error()) std::rethrow_exception(failed);
     std::byte* p = staging().try_acquire();
     if (p == nullptr) return {};
@@ -151,59 +75,25 @@ class run_collector final : public gpu::run_sink {
   }
 
   void piece_done(std::uint64_t run, std::uint64_t offset, std::span<std::byte> piece) override {
-    if (mode_ == mode::direct_output) {
-      if (sink_ == nullptr) sink_ = &open_sink_(output_bytes_);
-      if (sink_->parallel_writes()) {
-        // Pieces of a mapped file are independent: writing several at once keeps every thread
-        // busy (one 64 MiB piece at a time measured 2.2 GB/s on the H200 machine, the whole
-        // file at once 8.9 GB/s).
-        arena_.execute([&] {
-          writes_.run([this, offset, piece] {
-            try {
-              sink_->write(offset, piece);
-            } catch (...) {
-              staging().release(piece.data());
-              throw;
-            }
-            staging().release(piece.data());
-          });
-        });
-        return;
-      }
-    }
-    if (mode_ != mode::direct_output) {
-      // Pieces land in disjoint bytes of their run's buffer: copying several at once keeps
-      // every thread busy and faults the fresh run memory in on all of them (one piece at a
-      // time copied 9.5 GB/s on the H200 machine).
-      std::byte* dst = run_buffer(run) + offset;
-      arena_.execute([&] {
-        writes_.run([this, run, dst, piece] {
-          // Whatever happens, the staging buffer goes back and the run stops waiting for it.
-          struct piece_guard {
-            run_collector* collector;
-            std::uint64_t run;
-            std::byte* staging;
-            ~piece_guard() {
-              collector->staging().release(staging);
-              collector->piece_copied(run);
-            }
-          } guard{this, run, piece.data()};
-          trace_recorder::scope timer(trace_, "copy-out", piece.size());
-          detail::parallel_copy(dst, piece.data(), piece.size());
-        });
-      });
-      return;
-    }
-    // A stream: written in order, one piece after another.
-    worker_.push([this, offset, piece] {
-      struct release_guard {
-        staging_pool& pool;
-        std::byte* buffer;
-        ~release_guard() { pool.release(buffer); }
-      } guard{staging(), piece.data()};
-      arena_.execute([&] {
-        if (sink_ == nullptr) sink_ = &open_sink_(output_bytes_);
-        sink_->write(offset, piece);  // the sink records the "write" track
+    if (*pinned_memory(run) != nullptr) return;  // it landed in the run itself
+    // Pieces land in disjoint bytes of their run's buffer: copying several at once keeps every
+    // thread busy and faults the fresh run memory in on all of them (one piece at a time
+    // copied 9.5 GB/s on the H200 machine).
+    std::byte* dst = run_buffer(run) + offset;
+    arena_.execute([&] {
+      writes_.run([this, run, dst, piece] {
+        // Whatever happens, the staging buffer goes back and the run stops waiting for it.
+        struct piece_guard {
+          run_collector* collector;
+          std::uint64_t run;
+          std::byte* staging;
+          ~piece_guard() {
+            collector->staging().release(staging);
+            collector->piece_copied(run);
+          }
+        } guard{this, run, piece.data()};
+        trace_recorder::scope timer(trace_, "copy-out", piece.size());
+        detail::parallel_copy(dst, piece.data(), piece.size());
       });
     });
   }
@@ -212,7 +102,7 @@ class run_collector final : public gpu::run_sink {
     worker_.push([this, run, records] { finish_run(run, records); });
   }
 
-  /// Waits for every queued copy and write; rethrows the first failure.
+  /// Waits for every queued copy and stored run; rethrows the first failure.
   void drain() {
     arena_.execute([&] { writes_.wait(); });
     worker_.drain();
@@ -220,6 +110,25 @@ class run_collector final : public gpu::run_sink {
   [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
 
  private:
+  /// Where pieces of `run` land when its memory is page-locked: that memory; nullptr when the
+  /// run is staged instead; nullopt while the pinner is still preparing it.
+  std::optional<std::byte*> pinned_memory(std::uint64_t run) {
+    std::lock_guard lock(runs_mutex_);
+    auto it = runs_.find(run);
+    if (it == runs_.end()) {
+      if (pinner_ == nullptr) return nullptr;
+      run_pinner::run_memory m;
+      switch (pinner_->try_take(run, m)) {
+        case run_pinner::state::pending: return std::nullopt;
+        case run_pinner::state::unplanned: return nullptr;
+        case run_pinner::state::ready: break;
+      }
+      if (m.memory.size() == 0) return nullptr;  // not even allocated: run_buffer() will
+      it = runs_.emplace(run, collected_run{std::move(m.memory), 0, std::move(m.pin)}).first;
+    }
+    return it->second.pin != nullptr ? it->second.memory.data() : nullptr;
+  }
+
   /// Where run `run` is collected (allocated on its first piece); counts one more copy in
   /// flight into it.
   std::byte* run_buffer(std::uint64_t run) {
@@ -228,7 +137,8 @@ class run_collector final : public gpu::run_sink {
     if (it == runs_.end()) {
       const std::uint64_t bytes =
           chunk_records_ * (mode_ == mode::items ? sizeof(cpu::sort_item) : format_.record_size);
-      it = runs_.emplace(run, collected_run{host_buffer(static_cast<std::size_t>(bytes)), 0}).first;
+      it = runs_.emplace(run, collected_run{host_buffer(static_cast<std::size_t>(bytes)), 0, {}})
+               .first;
     }
     ++it->second.copies_in_flight;
     return it->second.memory.data();
@@ -243,7 +153,7 @@ class run_collector final : public gpu::run_sink {
   }
 
   /// The run's memory once every piece is in it (empty for a run without records).
-  host_buffer take_run(std::uint64_t run) {
+  run_pinner::run_memory take_run(std::uint64_t run) {
     std::unique_lock lock(runs_mutex_);
     copied_.wait(lock, [&] {
       const auto it = runs_.find(run);
@@ -251,24 +161,21 @@ class run_collector final : public gpu::run_sink {
     });
     const auto it = runs_.find(run);
     if (it == runs_.end()) return {};
-    host_buffer memory = std::move(it->second.memory);
+    run_pinner::run_memory taken{std::move(it->second.memory), std::move(it->second.pin)};
     runs_.erase(it);
-    return memory;
+    return taken;
   }
 
   void finish_run(std::uint64_t run, std::uint64_t records) {
     records_ += records;
-    if (mode_ == mode::direct_output) {
-      if (sink_ == nullptr && output_bytes_ == 0) sink_ = &open_sink_(0);
-      return;
-    }
-    host_buffer sorted = take_run(run);
+    run_pinner::run_memory taken = take_run(run);
     if (records == 0) return;
     io::uring ring(32);
     if (mode_ == mode::runs) {
-      store_.add(std::move(sorted), records, ring);
+      store_.add(std::move(taken.memory), records, ring, std::move(taken.pin));
       return;
     }
+    host_buffer sorted = std::move(taken.memory);
     // Items: settle ties beyond the 8-byte prefix, then gather the records of the chunk.
     host_buffer chunk;
     {
@@ -298,14 +205,13 @@ class run_collector final : public gpu::run_sink {
 
   std::shared_future<std::shared_ptr<staging_pool>> staging_;
   run_store& store_;
-  const std::function<io::output_sink&(std::uint64_t)>& open_sink_;
-  std::uint64_t output_bytes_;
+  run_pinner* pinner_;
   tbb::task_arena& arena_;
   trace_recorder* trace_;
-  io::output_sink* sink_ = nullptr;
   struct collected_run {
     host_buffer memory;
     std::uint64_t copies_in_flight = 0;
+    std::shared_ptr<void> pin;  // page-locked: pieces land in `memory` without a copy
   };
   std::mutex runs_mutex_;
   std::condition_variable copied_;
@@ -313,17 +219,9 @@ class run_collector final : public gpu::run_sink {
   std::uint64_t records_ = 0;
   std::mutex chunks_mutex_;
   std::map<std::uint64_t, host_buffer> chunks_;
-  tbb::task_group writes_;  // concurrent piece copies: into a mapped output or into runs
-  ordered_worker worker_;  // last: joined before the members its tasks use go away
+  tbb::task_group writes_;  // concurrent piece copies into runs
+  detail::ordered_worker worker_;  // last: joined before the members its tasks use go away
 };
-
-// The former keeps at most 8 D2H pieces outstanding; fewer buffers would throttle it.
-constexpr std::size_t staging_buffers = 8;
-// Pieces of 64 MiB measured 84% of one-way PCIe for 16 chunks, 16 MiB 81.5% (H200); 32 MiB
-// halves the staging to pin (1 GiB -> 512 MiB). Together with starting the output prefault
-// before CUDA initialises, the 8 GiB sort's median wall time fell from 1.49 s to 1.38 s.
-constexpr std::size_t max_staging_bytes = std::size_t{32} << 20;
-constexpr std::size_t min_staging_bytes = std::size_t{1} << 20;
 
 // Four readers, each with 16 requests of 1 MiB in the kernel's worker pool, read 8 GiB from
 // the page cache at 40-45 GB/s on the H200 machine (one reader: 9-10 GB/s; eight: no faster;
@@ -331,14 +229,8 @@ constexpr std::size_t min_staging_bytes = std::size_t{1} << 20;
 constexpr unsigned reader_threads = 4;
 constexpr unsigned reader_queue_depth = 16;
 
-/// Staging buffer size: large pieces for large inputs, small ones where pinning 1 GiB of
-/// staging would cost more than the whole sort.
-std::size_t staging_size(std::optional<std::uint64_t> input_bytes) {
-  if (!input_bytes) return max_staging_bytes;
-  const std::uint64_t per_buffer = *input_bytes / staging_buffers;
-  return static_cast<std::size_t>(
-      std::clamp<std::uint64_t>(per_buffer, min_staging_bytes, max_staging_bytes));
-}
+// Threads that page-lock run memory ahead of the former (run_pinner).
+constexpr unsigned run_pin_threads = 4;
 
 }  // namespace
 
@@ -378,22 +270,31 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   std::shared_future<std::shared_ptr<staging_pool>> staging_out =
       std::async(std::launch::async, pin).share();
 
-  // The collector is created before the former and outlives it: the former's thread calls it.
-  std::unique_ptr<run_collector> collector;
-  auto make_collector = [&](std::uint64_t chunk_records) {
-    const std::optional<std::uint64_t> size = input.known_size();
-    run_collector::mode m = run_collector::mode::runs;
-    if (!direct) m = run_collector::mode::items;
-    else if (size && *size / format.record_size <= chunk_records) m = run_collector::mode::direct_output;
-    collector = std::make_unique<run_collector>(m, format, options.descending, chunk_records,
-                                                staging_out, store, open_sink,
-                                                size.value_or(0), arena, trace);
-    return m;
+  // The sink and the pinner are created before the former and outlive it: its thread calls
+  // them (both are set once the former knows its chunk).
+  const std::optional<std::uint64_t> size = input.known_size();
+  std::optional<run_pinner> pinner;
+  std::unique_ptr<gpu_output_writer> writer;  // one chunk: straight into the output
+  std::unique_ptr<run_collector> collector;   // else: runs
+  auto make_sink = [&](std::uint64_t chunk_records) -> gpu::run_sink* {
+    if (direct && size && *size / format.record_size <= chunk_records) {
+      writer = std::make_unique<gpu_output_writer>(staging_out, open_sink, *size, arena);
+      return writer.get();
+    }
+    collector = std::make_unique<run_collector>(
+        direct ? run_collector::mode::runs : run_collector::mode::items, format,
+        options.descending, chunk_records, staging_out, store, pinner ? &*pinner : nullptr,
+        arena, trace);
+    return collector.get();
   };
-  // The former needs its sink at construction, but the collector's mode depends on the chunk
-  // size the former derives: a forwarding sink breaks the cycle.
+  auto drain_sink = [&] {
+    if (writer) writer->drain();
+    if (collector) collector->drain();
+  };
+  // The former needs its sink at construction, but which sink depends on the chunk size the
+  // former derives: a forwarding sink breaks the cycle.
   struct forwarding_sink final : gpu::run_sink {
-    run_collector* target = nullptr;
+    gpu::run_sink* target = nullptr;
     std::span<std::byte> piece_buffer(std::uint64_t r, std::uint64_t o, std::size_t l) override {
       return target->piece_buffer(r, o, l);
     }
@@ -415,9 +316,21 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   staging_pool& staging_in = *staging_in_ptr;
   result.device_name = former.device().name;
   const std::uint64_t chunk = former.chunk_records();
-  const run_collector::mode m = make_collector(chunk);
-  forward.target = collector.get();
-  result.wrote_output = m == run_collector::mode::direct_output;
+  // Runs page-locked ahead of the former, on threads of their own. Registering scaled to
+  // 42 GB/s on four threads on the H100 machine (14 GB/s on one); started once the device is
+  // set up, since registering and the setup's allocations took turns there (the setup took
+  // 0.9 s instead of 0.06 s beside it). A device chunk other than the plan's (the device may
+  // hold the whole input now) gets no pinner: its runs are staged.
+  if (direct && size && chunk == config.pin_chunk_records && *size / format.record_size > chunk) {
+    const std::uint64_t records = *size / format.record_size;
+    std::vector<std::size_t> run_bytes;
+    for (std::uint64_t first = 0; first < records; first += chunk)
+      run_bytes.push_back(
+          static_cast<std::size_t>(std::min(chunk, records - first) * format.record_size));
+    pinner.emplace(std::move(run_bytes), config.device, run_pin_threads, trace);
+  }
+  forward.target = make_sink(chunk);
+  result.wrote_output = writer != nullptr;
 
   io::uring ring(64);
   // Page-cache reads copy ~1.3 GB/s per io_uring worker: keep every piece's blocks in flight
@@ -493,18 +406,19 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   } catch (...) {
     // Let queued copies finish (or fail) before the buffers they use go away.
     try {
-      collector->drain();
+      drain_sink();
     } catch (...) {
     }
     throw;
   }
-  collector->drain();
-  result.records = collector->records();
+  drain_sink();
+  result.records = writer ? writer->records() : collector->records();
   {
     trace_recorder::scope timer(trace, "GPU teardown");
     former_holder.reset();
     staging_in_ptr.reset();
     collector.reset();
+    writer.reset();
     staging_out = {};
   }
   return result;

@@ -32,6 +32,11 @@ struct gpu_run_result {
 struct gpu_stage_config {
   int device = 0;
   std::uint64_t max_chunk_records = 0;  ///< 0: as large as the device budget allows
+  /// When set, and the input's size is known and exceeds one chunk of this many records: the
+  /// runs' memory is page-locked ahead of the former (run_pinner), the runs come back into it
+  /// without a staging copy and stay page-locked in the store. Used when the runs go back to
+  /// the GPU (strategy gpu_ranges); dropped if the former's chunk turns out different.
+  std::uint64_t pin_chunk_records = 0;
 };
 
 /**

@@ -28,6 +28,7 @@ const char* strategy_name(strategy s) noexcept {
   switch (s) {
     case strategy::gpu_one_chunk: return "gpu-one-chunk";
     case strategy::gpu_runs: return "gpu-runs";
+    case strategy::gpu_ranges: return "gpu-ranges";
     case strategy::cpu_one_run: return "cpu-one-run";
     case strategy::cpu_runs: return "cpu-runs";
     case strategy::cpu_spilled_runs: return "cpu-spilled-runs";
@@ -89,6 +90,18 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
   return out;
 }
 
+/// Why strategy gpu_ranges cannot sort this input ("" when it can).
+std::string gpu_ranges_unfit(std::optional<std::uint64_t> input_bytes,
+                             const sort_options& options, const gpu_facts& gpu,
+                             const sort_plan& plan) {
+  if (!gpu.sorts_records)
+    return describe(options.format) + " goes to the GPU as (key, index) items, which a range "
+           "sort cannot place";
+  if (input_bytes && *input_bytes > plan.budget_bytes)
+    return "its runs spill past the host budget of " + format_bytes(plan.budget_bytes);
+  return {};
+}
+
 }  // namespace
 
 output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_options& options,
@@ -126,6 +139,7 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     if (!facts.gpu_note.empty()) plan.why.push_back(facts.gpu_note);
     plan.device = gpu.device;
     plan.device_name = gpu.name;
+    plan.gpu_chunk_records = gpu.chunk_records;
     const std::uint64_t records = input_bytes ? *input_bytes / format.record_size : 0;
     if (input_bytes && records <= gpu.chunk_records) {
       plan.how = strategy::gpu_one_chunk;
@@ -133,10 +147,28 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                          std::to_string(gpu.chunk_records) + " records: sorted runs go " +
                          "straight into the output, no merge");
     } else {
-      plan.how = strategy::gpu_runs;
-      plan.why.push_back(size_words + " exceeds one GPU chunk of " +
-                         std::to_string(gpu.chunk_records) +
-                         " records: runs come back to the host and are merged");
+      const std::string runs_words = size_words + " exceeds one GPU chunk of " +
+                                     std::to_string(gpu.chunk_records) + " records: ";
+      const std::string ranges_unfit = gpu_ranges_unfit(input_bytes, options, gpu, plan);
+      GPUSORT_EXPECTS(options.merge != merge_location::gpu || ranges_unfit.empty(),
+                      "--merge-on gpu: " + ranges_unfit);
+      if (options.merge == merge_location::host) {
+        plan.how = strategy::gpu_runs;
+        plan.why.push_back(runs_words + "runs come back to the host and are merged there " +
+                           "(--merge-on host)");
+      } else if (!ranges_unfit.empty()) {
+        plan.how = strategy::gpu_runs;
+        plan.why.push_back(runs_words + "runs come back to the host and are merged there, " +
+                           "as " + ranges_unfit);
+      } else {
+        plan.how = strategy::gpu_ranges;
+        plan.why.push_back(runs_words + "runs come back to the host, are cut into key ranges " +
+                           "of one chunk and each range is sorted again on the GPU into its " +
+                           "place in the output (no host merge)" +
+                           (input_bytes ? std::string()
+                                        : "; should the stream's runs spill, they are merged on "
+                                          "the host"));
+      }
     }
     // GPU runs need no host scratch: they stay in memory while they fit the whole budget.
     plan.layout.resident_bytes = plan.budget_bytes;

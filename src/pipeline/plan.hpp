@@ -18,6 +18,7 @@ namespace gpusort::pipeline {
 enum class strategy : std::uint8_t {
   gpu_one_chunk,     ///< the input is one GPU chunk, sorted straight into the output
   gpu_runs,          ///< GPU chunks become runs (in memory, spilled past the budget), merged
+  gpu_ranges,        ///< GPU chunks become runs in memory, cut into key ranges sorted on the GPU
   cpu_one_run,       ///< one host radix sort from the input into the output mapping
   cpu_runs,          ///< host-sorted runs kept in memory, merged
   cpu_spilled_runs,  ///< host-sorted runs in temporary files, merged in passes
@@ -34,6 +35,8 @@ struct gpu_facts {
   /// Records of the input per GPU chunk: the run former's own plan for this format within
   /// --gpu-memory. Formats sorted as (key, index) items count items.
   std::uint64_t chunk_records = 0;
+  /// The GPU sorts the records themselves (gpu::supports_format), not (key, index) items.
+  bool sorts_records = true;
 };
 
 /// What the host has, as far as the plan depends on it.
@@ -84,6 +87,7 @@ struct sort_plan {
   strategy how = strategy::cpu_runs;
   std::optional<int> device;       ///< set for the GPU strategies
   std::string device_name;
+  std::uint64_t gpu_chunk_records = 0;  ///< records per GPU chunk (gpu_facts::chunk_records)
   unsigned threads = 1;            ///< host threads (TBB arena)
   std::uint64_t budget_bytes = 0;  ///< host memory
   run_layout layout;               ///< chunks, residency and fan-in of host runs and merges

@@ -3,10 +3,22 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+#include <atomic>
+#include <system_error>
+#include <thread>
+
 #include "core/trace.hpp"
 #include "io/temp_file.hpp"
 
 namespace gpusort::pipeline {
+namespace {
+
+// Unlocking and unmapping 16 GiB of page-locked runs takes tenths of a second on one thread;
+// the runs are independent, so a few threads share them.
+constexpr std::size_t release_threads = 4;
+
+}  // namespace
 
 void sorted_run::release(std::uint32_t record_size) noexcept {
   if (file != nullptr && records > 0) {
@@ -15,6 +27,7 @@ void sorted_run::release(std::uint32_t record_size) noexcept {
     ::fallocate(file->get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                 static_cast<off_t>(file_offset), static_cast<off_t>(records * record_size));
   }
+  pin.reset();  // unlocked before the memory goes
   *this = sorted_run{};
 }
 
@@ -25,7 +38,8 @@ run_store::run_store(std::uint32_t record_size, std::uint64_t resident_limit,
       temp_dir_(io::temp_directory(temp_dir)),
       trace_(trace) {}
 
-void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring) {
+void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
+                    std::shared_ptr<void> pin) {
   const std::uint64_t bytes = records * record_size_;
   sorted_run run;
   run.records = records;
@@ -33,6 +47,7 @@ void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring) 
   if (resident_bytes_ + bytes <= resident_limit_) {
     resident_bytes_ += bytes;
     run.memory = std::move(buffer);
+    run.pin = std::move(pin);
   } else {
     trace_recorder::scope timer(trace_, "spill", bytes);
     spilled_ = true;
@@ -42,6 +57,7 @@ void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring) 
     run.file = spill_file_;
     run.file_offset = spill_end_;
     spill_end_ += bytes;
+    pin.reset();  // unlocked before `buffer` goes
   }
   runs_.push_back(std::move(run));
 }
@@ -53,6 +69,31 @@ void run_store::add_file(io::file_descriptor file, std::uint64_t records) {
   total_records_ += records;
   spilled_ = true;
   runs_.push_back(std::move(run));
+}
+
+std::future<void> run_store::release_in_background() {
+  std::vector<sorted_run> runs = std::move(runs_);
+  runs_.clear();
+  resident_bytes_ = 0;
+  total_records_ = 0;
+  return std::async(std::launch::async, [runs = std::move(runs), record_size = record_size_,
+                                         trace = trace_]() mutable {
+    std::uint64_t bytes = 0;
+    for (const sorted_run& run : runs) bytes += run.resident() ? run.memory.size() : 0;
+    trace_recorder::scope timer(trace, "release runs", bytes);
+    std::atomic<std::size_t> next{0};
+    auto release_some = [&] {
+      for (std::size_t i = next++; i < runs.size(); i = next++) runs[i].release(record_size);
+    };
+    std::vector<std::thread> pool;
+    try {
+      for (std::size_t t = 1; t < std::min(release_threads, runs.size()); ++t)
+        pool.emplace_back(release_some);
+    } catch (const std::system_error&) {  // no more threads: fewer share the work
+    }
+    release_some();
+    for (std::thread& th : pool) th.join();
+  });
 }
 
 }  // namespace gpusort::pipeline

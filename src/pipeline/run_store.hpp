@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ namespace gpusort::pipeline {
 struct sorted_run {
   std::uint64_t records = 0;
   host_buffer memory;  ///< resident: records at memory.data()
+  /// Resident and page-locked for a GPU (gpu::register_host_memory): copies to the device read
+  /// `memory` directly. Declared after it, so that it is unlocked before it is unmapped.
+  std::shared_ptr<void> pin;
   /// Spilled: records from `file_offset` of a temporary file that several runs share, so that
   /// the open descriptors do not grow with the number of runs (RLIMIT_NOFILE).
   std::shared_ptr<const io::file_descriptor> file;
@@ -41,10 +45,17 @@ class run_store {
   run_store(std::uint32_t record_size, std::uint64_t resident_limit, std::string temp_dir,
             trace_recorder* trace);
 
-  /// Takes a sorted run held in `buffer` (records at its start).
-  void add(host_buffer buffer, std::uint64_t records, io::uring& ring);
+  /// Takes a sorted run held in `buffer` (records at its start), with its page lock `pin`
+  /// when it is page-locked (dropped when the run spills).
+  void add(host_buffer buffer, std::uint64_t records, io::uring& ring,
+           std::shared_ptr<void> pin = {});
   /// Takes a run already in a temporary file (a merge pass's output).
   void add_file(io::file_descriptor file, std::uint64_t records);
+
+  /// Empties the store and gives its runs' memory back on a few threads of their own (page
+  /// locks first): the caller goes on closing the output meanwhile, and waits for the result
+  /// before it reports the sort done.
+  [[nodiscard]] std::future<void> release_in_background();
 
   [[nodiscard]] std::vector<sorted_run>& runs() noexcept { return runs_; }
   [[nodiscard]] std::uint64_t total_records() const noexcept { return total_records_; }

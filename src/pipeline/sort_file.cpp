@@ -32,7 +32,8 @@ sort_stats finish_stats(const trace_recorder& trace, sort_stats stats) {
 pipeline::strategy_result run_strategy(const pipeline::sort_context& ctx) {
   switch (ctx.plan.how) {
     case pipeline::strategy::gpu_one_chunk:
-    case pipeline::strategy::gpu_runs: return pipeline::sort_on_gpu(ctx);
+    case pipeline::strategy::gpu_runs:
+    case pipeline::strategy::gpu_ranges: return pipeline::sort_on_gpu(ctx);
     case pipeline::strategy::cpu_one_run: return pipeline::sort_cpu_one_run(ctx);
     case pipeline::strategy::cpu_runs:
     case pipeline::strategy::cpu_spilled_runs: return pipeline::sort_cpu_runs(ctx);
@@ -79,7 +80,8 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
                         plan.describe(options.format));
     result = run_strategy({input, opener, options, plan, arena, &trace});
     backend = plan.on_gpu() ? plan.device_name : "cpu";
-  });
+  });  // the output is unmapped here, while the runs' memory may still be going back
+  if (result.releasing.valid()) result.releasing.get();
 
   sort_stats stats;
   stats.backend = backend;

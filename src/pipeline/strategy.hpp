@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,11 +63,15 @@ struct strategy_result {
   std::uint64_t runs = 0;
   std::uint32_t merge_passes = 0;
   bool spilled = false;
+  /// Run memory still being given back (run_store::release_in_background) while the output
+  /// closes; waited for before the sort is reported done.
+  std::future<void> releasing;
 };
 
-/// gpu_one_chunk and gpu_runs (strategy_gpu.cpp): chunks sorted on plan.device. The run
-/// former confirms the plan's chunk count with the device memory free at setup; if that
-/// shrank in between, one planned chunk becomes runs that are merged.
+/// gpu_one_chunk, gpu_runs and gpu_ranges (strategy_gpu.cpp): chunks sorted on plan.device.
+/// The run former confirms the plan's chunk count with the device memory free at setup; if
+/// that shrank in between, one planned chunk becomes runs, which gpu_ranges sorts again by key
+/// range on the GPU and the others merge on the host (also when a stream's runs spilled).
 strategy_result sort_on_gpu(const sort_context& ctx);
 
 /// cpu_one_run (strategy_cpu_one_run.cpp): one radix sort into the output mapping; where the

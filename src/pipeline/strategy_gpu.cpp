@@ -1,5 +1,7 @@
-// Strategies gpu_one_chunk and gpu_runs: chunks sorted on the GPU, written straight into the
-// output when the input is one chunk, else kept as runs and merged on the host.
+// Strategies gpu_one_chunk, gpu_runs and gpu_ranges: chunks sorted on the GPU, written
+// straight into the output when the input is one chunk; else kept as runs, which are either
+// merged on the host or cut into key ranges that the GPU sorts again into the output.
+#include "pipeline/gpu_range_sort.hpp"
 #include "pipeline/gpu_run_formation.hpp"
 #include "pipeline/strategy.hpp"
 
@@ -11,22 +13,36 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
                  ctx.options.temp_dir, ctx.trace);
   gpu_stage_config config;
   config.device = *plan.device;
-  const gpu_run_result r = form_runs_on_gpu(
-      ctx.input, ctx.options, config, runs,
-      [&](std::uint64_t total) -> io::output_sink& { return ctx.output.open(total); }, ctx.arena,
-      ctx.trace);
-  if (!r.wrote_output) {
-    // One run here is one chunk of (key, index) items, gathered on the host and written as it
-    // is; several are merged, also when a planned single chunk no longer fit the device.
-    strategy_result result = write_runs(ctx, runs);
-    result.ran = result.runs > 1 ? strategy::gpu_runs : strategy::gpu_one_chunk;
+  // Runs that go back to the GPU are page-locked as they form: no staging copy either way.
+  if (plan.how == strategy::gpu_ranges) config.pin_chunk_records = plan.gpu_chunk_records;
+  const auto open_output = [&](std::uint64_t total) -> io::output_sink& {
+    return ctx.output.open(total);
+  };
+  const gpu_run_result r =
+      form_runs_on_gpu(ctx.input, ctx.options, config, runs, open_output, ctx.arena, ctx.trace);
+  strategy_result result;
+  if (r.wrote_output) {
+    result.ran = strategy::gpu_one_chunk;
+    result.records = r.records;
+    result.runs = r.records > 0 ? 1 : 0;
+    ctx.output.open(r.records * ctx.options.format.record_size).finish();
     return result;
   }
-  strategy_result result;
-  result.ran = strategy::gpu_one_chunk;
-  result.records = r.records;
-  result.runs = r.records > 0 ? 1 : 0;
-  ctx.output.open(r.records * ctx.options.format.record_size).finish();
+  if (plan.how == strategy::gpu_ranges && runs.runs().size() > 1 && !runs.any_spilled()) {
+    result.ran = strategy::gpu_ranges;
+    result.records = runs.total_records();
+    result.runs = runs.runs().size();
+    sort_ranges_on_gpu(runs, ctx.options, *plan.device, open_output, ctx.arena, ctx.trace);
+    result.releasing = runs.release_in_background();
+    ctx.output.open(result.records * ctx.options.format.record_size).finish();
+    return result;
+  }
+  // One run here is one chunk of a stream, or of (key, index) items gathered on the host, and
+  // is written as it is; several are merged, also when a planned single chunk no longer fit
+  // the device or a stream's runs spilled.
+  result = write_runs(ctx, runs);
+  result.ran = result.runs > 1 ? strategy::gpu_runs : strategy::gpu_one_chunk;
+  result.releasing = runs.release_in_background();
   return result;
 }
 

@@ -153,6 +153,9 @@ TEST(Cli, ErrorsExitTwoWithAMessageAndLeaveNoOutput) {
       {"output directory not writable", "{in} {dir}/no/such/dir/out.bin", good, "no/such/dir"},
       {"bad buffer size", "-S lots {in} {out}", good, "invalid --buffer-size 'lots'"},
       {"unknown option", "--frobnicate {in} {out}", good, "frobnicate"},
+      {"bad merge location", "--merge-on disk {in} {out}", good, "unknown --merge-on 'disk'"},
+      {"GPU merge without a GPU", "--merge-on gpu {in} {out}", good,
+       "--merge-on gpu needs a GPU"},
   };
   std::filesystem::create_directory(dir.path() / "adir");
   for (const error_case& c : cases) {

@@ -1,10 +1,11 @@
 // sort_file on the GPU end to end: every key type, payloads moved as pairs and as (key, index)
-// items, one chunk written straight to the output and many chunks merged, spilled runs, and
-// a pipe as input. Skips without a CUDA device.
+// items, one chunk written straight to the output, many chunks sorted again by key range or
+// merged on the host, spilled runs, and a pipe as input. Skips without a CUDA device.
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "gpu/run_former.hpp"
@@ -58,11 +59,27 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
           if (gpu_memory == 0) {
             EXPECT_EQ(stats.strategy, "gpu-one-chunk");
           }
-          EXPECT_EQ(stats.strategy, stats.runs > 1 ? "gpu-runs" : "gpu-one-chunk");
+          // Several runs of records the GPU sorts directly are sorted again by key range on
+          // the GPU; (key, index) items are merged on the host.
+          const char* several = gpu::supports_format(f) ? "gpu-ranges" : "gpu-runs";
+          EXPECT_EQ(stats.strategy, stats.runs > 1 ? several : "gpu-one-chunk");
           if (records == 3000017 && gpu_memory != 0 && c.record_size >= 8) {
-            EXPECT_EQ(stats.strategy, "gpu-runs");
+            EXPECT_EQ(stats.strategy, several);
           }
           EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
+          if (stats.strategy == "gpu-ranges") {
+            // A file's runs were page-locked as they formed: every byte of them.
+            const auto pinned = std::find_if(stats.stages.begin(), stats.stages.end(),
+                                             [](const stage_stats& s) { return s.name == "pin runs"; });
+            ASSERT_NE(pinned, stats.stages.end());
+            EXPECT_EQ(pinned->bytes, data.size());
+            // The same runs merged on the host give the same bytes.
+            o.merge = merge_location::host;
+            const sort_stats host = sort_file({dir.file("in")}, dir.file("out"), o);
+            EXPECT_EQ(host.strategy, "gpu-runs");
+            EXPECT_EQ(host.runs, stats.runs);
+            EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
+          }
         }
       }
     }
@@ -87,12 +104,45 @@ TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
 }
 
-TEST_F(GpuSortFile, FromAPipe) {
+TEST_F(GpuSortFile, FromAPipeIntoAPipe) {
   test::scratch_dir dir;
   const record_format f = test::make_format("u32", 4, 0);
   const auto data = test::random_records(2000003, f, test::base_seed() + 3);
   test::write_file(dir.file("in"), data);
-  // Input of unknown length: runs, then a merge (or one run) into the output.
+  // Input of unknown length and a stream output: runs, sorted again by key range (or merged
+  // on the host) and written in order.
+  const std::string fifo_in = dir.file("fifo-in");
+  const std::string fifo_out = dir.file("fifo-out");
+  ASSERT_EQ(::mkfifo(fifo_in.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(fifo_out.c_str(), 0600), 0);
+  for (const merge_location where : {merge_location::automatic, merge_location::host}) {
+    SCOPED_TRACE(where == merge_location::host ? "merged on the host" : "auto");
+    std::thread feeder([&] {
+      const std::string cmd = "cat " + dir.file("in") + " > " + fifo_in;
+      EXPECT_EQ(std::system(cmd.c_str()), 0);
+    });
+    std::thread drain([&] {
+      const std::string cmd = "cat " + fifo_out + " > " + dir.file("out");
+      EXPECT_EQ(std::system(cmd.c_str()), 0);
+    });
+    sort_options o;
+    o.format = f;
+    o.gpu_memory_bytes = 8 << 20;  // several chunks
+    o.merge = where;
+    const sort_stats stats = sort_file({fifo_in}, fifo_out, o);
+    feeder.join();
+    drain.join();
+    EXPECT_GT(stats.runs, 1u);
+    EXPECT_EQ(stats.strategy, where == merge_location::host ? "gpu-runs" : "gpu-ranges");
+    EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+  }
+}
+
+TEST_F(GpuSortFile, StreamWhoseRunsSpillIsMergedOnTheHost) {
+  test::scratch_dir dir;
+  const record_format f = test::make_format("u64", 8, 0);
+  const auto data = test::random_records(2000003, f, test::base_seed() + 5);  // 16 MB
+  test::write_file(dir.file("in"), data);
   const std::string fifo = dir.file("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::thread feeder([&] {
@@ -101,9 +151,13 @@ TEST_F(GpuSortFile, FromAPipe) {
   });
   sort_options o;
   o.format = f;
-  o.gpu_memory_bytes = 32 << 20;
-  sort_file({fifo}, dir.file("out"), o);
+  o.gpu_memory_bytes = 8 << 20;
+  o.buffer_bytes = 4 << 20;  // runs cannot all stay in memory
+  o.temp_dir = dir.path().string();
+  const sort_stats stats = sort_file({fifo}, dir.file("out"), o);
   feeder.join();
+  EXPECT_TRUE(stats.spilled);
+  EXPECT_EQ(stats.strategy, "gpu-runs") << "the plan's gpu-ranges falls back to the host merge";
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
 }
 

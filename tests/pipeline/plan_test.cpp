@@ -51,20 +51,52 @@ TEST(MakePlan, GpuOneChunkWhenTheInputFitsAChunk) {
   EXPECT_EQ(plan.threads, 16u);
 }
 
-TEST(MakePlan, GpuRunsWhenTheInputExceedsAChunk) {
-  // 16 GiB of u64 is 2^31 records; chunks of 2^29 make four runs, merged on the host.
+TEST(MakePlan, GpuRangesWhenTheInputExceedsAChunk) {
+  // 16 GiB of u64 is 2^31 records; chunks of 2^29 make four runs, which stay in memory and
+  // are sorted again on the GPU by key range.
   const sort_plan plan = make_plan(16 * GiB, u64_options(), gpu_host(std::uint64_t{1} << 29));
-  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_EQ(plan.how, strategy::gpu_ranges) << why(plan);
   EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
   EXPECT_EQ(plan.layout.resident_bytes, plan.budget_bytes)
       << "GPU runs need no host scratch: resident while they fit the whole budget";
   EXPECT_NE(why(plan).find("exceeds one GPU chunk"), std::string::npos) << why(plan);
+  EXPECT_NE(why(plan).find("no host merge"), std::string::npos) << why(plan);
+}
+
+TEST(MakePlan, GpuRunsMergedOnTheHostWhenAsked) {
+  sort_options o = u64_options();
+  o.merge = merge_location::host;
+  const sort_plan plan = make_plan(16 * GiB, o, gpu_host(std::uint64_t{1} << 29));
+  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_NE(why(plan).find("--merge-on host"), std::string::npos) << why(plan);
+}
+
+TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheGpuSortsItems) {
+  // 100-byte records travel as (key, index) items: a range sort could not place them.
+  sort_options o = u64_options();
+  o.format.record_size = 100;
+  host_facts facts = gpu_host(std::uint64_t{1} << 20);
+  facts.gpu->sorts_records = false;
+  const sort_plan plan = make_plan(GiB, o, facts);
+  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_NE(why(plan).find("(key, index) items"), std::string::npos) << why(plan);
+  o.merge = merge_location::gpu;
+  EXPECT_THROW(static_cast<void>(make_plan(GiB, o, facts)), error);
+}
+
+TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheyWouldSpill) {
+  const sort_plan plan = make_plan(40 * GiB, u64_options(16 * GiB), gpu_host(GiB));
+  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_NE(why(plan).find("spill past the host budget"), std::string::npos) << why(plan);
+  sort_options o = u64_options(16 * GiB);
+  o.merge = merge_location::gpu;
+  EXPECT_THROW(static_cast<void>(make_plan(40 * GiB, o, gpu_host(GiB))), error);
 }
 
 TEST(MakePlan, ChunkBoundaryIsExact) {
   const std::uint64_t chunk = 1000;
   EXPECT_EQ(make_plan(chunk * 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_one_chunk);
-  EXPECT_EQ(make_plan(chunk * 8 + 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_runs);
+  EXPECT_EQ(make_plan(chunk * 8 + 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_ranges);
 }
 
 TEST(MakePlan, GpuDoesNotPrefaultAnOutputLargerThanTheBudget) {
@@ -73,9 +105,10 @@ TEST(MakePlan, GpuDoesNotPrefaultAnOutputLargerThanTheBudget) {
   EXPECT_FALSE(plan.output.prefault) << "it would only evict itself again";
 }
 
-TEST(MakePlan, GpuStreamFormsRuns) {
+TEST(MakePlan, GpuStreamFormsRunsSortedAgainByRange) {
   const sort_plan plan = make_plan(std::nullopt, u64_options(), gpu_host(GiB));
-  EXPECT_EQ(plan.how, strategy::gpu_runs);
+  EXPECT_EQ(plan.how, strategy::gpu_ranges);
+  EXPECT_NE(why(plan).find("should the stream's runs spill"), std::string::npos) << why(plan);
   EXPECT_FALSE(plan.output.prefault) << "a stream's size is not known";
 }
 
@@ -168,7 +201,7 @@ TEST(MakePlan, WideRecordsPlanLikeKeysOnTheHost) {
 TEST(MakePlan, DescriptionNamesTheStrategyDeviceAndReasons) {
   const std::string gpu = make_plan(16 * GiB, u64_options(), gpu_host(GiB / 8))
                               .describe(record_format{});
-  EXPECT_NE(gpu.find("gpu-runs on GPU 0 (Test GPU)"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("gpu-ranges on GPU 0 (Test GPU)"), std::string::npos) << gpu;
   EXPECT_NE(gpu.find("prefaulted by 8 threads"), std::string::npos) << gpu;
   EXPECT_NE(gpu.find("because"), std::string::npos) << gpu;
   const std::string cpu =

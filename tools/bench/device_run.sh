@@ -9,10 +9,11 @@
 #   merge: tools/bench/merge/sweep.sh into merge.csv (and merge-baseline.csv when the package
 #   holds bin/gpusort-bench-merge-baseline, a build of another commit to compare against);
 #   with MERGE_INTO_FILE=1 also merge-file.csv, the same merges into a file mapping.
-#   multichunk: an input of MULTI_SIZE (default 24G) sorted twice with --gpu-memory
-#   MULTI_GPU_MEMORY (default 8G), so that it forms several runs that are merged, and twice with
-#   the default GPU memory, against the I/O floor
-#   (input and output must fit the 64 GiB disk of the GPU machine).
+#   multichunk: inputs of each MULTI_SIZE (a list; default 24G) sorted MULTI_REPEAT times
+#   (default 2) in each of MULTI_CASES (default "ranges host one-chunk"): --gpu-memory
+#   MULTI_GPU_MEMORY (default 8G) with the runs sorted again by key range on the GPU (ranges)
+#   or merged on the host (host), and the default GPU memory (one-chunk), after the I/O floor;
+#   walls into multichunk.csv (input and output must fit the 64 GiB disk of the GPU machine).
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/bin
@@ -32,7 +33,7 @@ say() { echo "== $(date +%T) $*"; }
 
 if want tests; then
   say tests
-  for t in ${TESTS:-record_bits_test run_former_test gpu_sort_file_test pipeline_test radix_sort_test \
+  for t in ${TESTS:-record_bits_test run_former_test gpu_sort_file_test gpu_range_sort_test pipeline_test radix_sort_test \
            multiway_merge_test io_test}; do
     [ -x "$bin/$t" ] || continue
     echo "### $t"
@@ -103,30 +104,44 @@ if want stats; then
   cat "$out/stats.txt"
 fi
 if want multichunk; then
-  msize=${MULTI_SIZE:-24G}
+  msizes=${MULTI_SIZE:-24G}
   mgpu=${MULTI_GPU_MEMORY:-8G}
-  say "multichunk $msize, --gpu-memory $mgpu"
+  cases=${MULTI_CASES:-ranges host one-chunk}
+  say "multichunk $msizes, --gpu-memory $mgpu: $cases"
   rm -rf "$work/e2e"  # room in the page cache for this input, its runs and its output
   in=$work/multi.bin
-  {
-    "$bin/gpusort-datagen" -t u64 --size "$msize" -d uniform --seed 3 -o "$in"
-    cat "$in" > /dev/null
-    "$bin/gpusort-iofloor" --repeat 2 --read uring-threads,uring-async --write mmap-sink \
-      "$in" "$work/multi.out" | tail -n 2
-    rm -f "$work/multi.out"
-    # The same file with the default GPU memory (one chunk where it fits), as the baseline.
-    for budget in "$mgpu" "$mgpu" default default; do
-      option=(--gpu-memory "$budget")
-      [ "$budget" = default ] && option=()
-      echo "### gpusort ${option[*]} --stats --verbose"
-      start=$EPOCHREALTIME
-      "$bin/gpusort" "${option[@]}" --stats --verbose "$in" "$work/multi.out"
-      echo "wall $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }') s"
-      "$bin/gpusort-validate" "$in" "$work/multi.out"
+  echo "size,case,run,wall_s,valid" > "$out/multichunk.csv"
+  for msize in $msizes; do
+    {
+      "$bin/gpusort-datagen" -t u64 --size "$msize" -d uniform --seed 3 -o "$in"
+      cat "$in" > /dev/null
+      "$bin/gpusort-iofloor" --repeat 2 --read uring-threads,uring-async --write mmap-sink \
+        "$in" "$work/multi.out" | tail -n 2
       rm -f "$work/multi.out"
-    done
-  } > "$work/multichunk.txt" 2>&1
-  tee -a "$out/stats.txt" < "$work/multichunk.txt"
-  rm -f "$in"
+      # ranges: --gpu-memory forces several runs, sorted again by key range on the GPU; host:
+      # the same runs merged on the host; one-chunk: the default GPU memory, where the input
+      # is one chunk (the baseline). Interleaved, so that drift hits every case alike.
+      for ((run = 1; run <= ${MULTI_REPEAT:-2}; ++run)); do
+        for c in $cases; do
+          case $c in
+            ranges) option=(--gpu-memory "$mgpu" --merge-on gpu) ;;
+            host) option=(--gpu-memory "$mgpu" --merge-on host) ;;
+            *) option=() ;;
+          esac
+          echo "### $msize $c: gpusort ${option[*]} --stats --verbose"
+          start=$EPOCHREALTIME
+          "$bin/gpusort" "${option[@]}" --stats --verbose "$in" "$work/multi.out"
+          wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+          echo "wall $wall s"
+          valid=no
+          "$bin/gpusort-validate" "$in" "$work/multi.out" && valid=yes
+          echo "$msize,$c,$run,$wall,$valid" >> "$out/multichunk.csv"
+          rm -f "$work/multi.out"
+        done
+      done
+    } > "$work/multichunk.txt" 2>&1
+    tee -a "$out/stats.txt" < "$work/multichunk.txt"
+    rm -f "$in"
+  done
 fi
 say done

@@ -1,0 +1,62 @@
+// A run sink that writes sorted runs straight into the output, at their final offsets: the
+// one chunk of strategy gpu_one_chunk, and every key range of strategy gpu_ranges.
+#pragma once
+
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+
+#include "core/ordered_worker.hpp"
+#include "gpu/run_former.hpp"
+#include "io/output_sink.hpp"
+#include "pipeline/staging_pool.hpp"
+
+namespace gpusort::pipeline {
+
+/// Pieces come back through `staging` and go to the sink that `open_sink(output_bytes)` returns
+/// (opened with the first piece): run r's piece at `offset` lands at r * run_bytes + offset.
+/// A mapped output takes pieces concurrently on the arena's threads, a stream in order on a
+/// worker thread, so that the run former's thread never waits on a write.
+class gpu_output_writer final : public gpu::run_sink {
+ public:
+  using staging_future = std::shared_future<std::shared_ptr<staging_pool>>;
+
+  gpu_output_writer(staging_future staging,
+                    const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+                    std::uint64_t output_bytes, tbb::task_arena& arena);
+  ~gpu_output_writer() noexcept override;
+  gpu_output_writer(const gpu_output_writer&) = delete;
+  gpu_output_writer& operator=(const gpu_output_writer&) = delete;
+
+  /// Bytes of every run but the last: set before the first piece arrives.
+  void set_run_bytes(std::uint64_t run_bytes) noexcept { run_bytes_ = run_bytes; }
+
+  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
+                                    std::size_t len) override;
+  void piece_done(std::uint64_t run, std::uint64_t offset, std::span<std::byte> piece) override;
+  void run_done(std::uint64_t run, std::uint64_t records) override;
+
+  /// Waits for every queued write; rethrows the first failure.
+  void drain();
+  [[nodiscard]] std::uint64_t records() const noexcept { return records_.load(); }
+
+ private:
+  staging_pool& staging() { return *staging_.get(); }
+
+  staging_future staging_;
+  const std::function<io::output_sink&(std::uint64_t)>& open_sink_;
+  std::uint64_t output_bytes_;
+  tbb::task_arena& arena_;
+  std::uint64_t run_bytes_ = 0;
+  io::output_sink* sink_ = nullptr;
+  std::atomic<std::uint64_t> records_{0};
+  tbb::task_group writes_;        // concurrent writes into a mapped output
+  detail::ordered_worker worker_;  // in-order writes into a stream; last: joined first
+};
+
+}  // namespace gpusort::pipeline
