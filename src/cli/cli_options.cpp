@@ -80,7 +80,7 @@ po::options_description visible_options() {
        "device memory budget, e.g. 4G (default: most of the free memory)")
       ("merge-on", po::value<std::string>()->value_name("WHERE"),
        "where runs of several GPU chunks become the output: auto (default: gpu where it "
-       "applies), gpu (cut into key ranges, each sorted again on the GPU; records with a 4- or "
+       "applies and the output stays within the kernel's dirty-page limit), gpu (cut into key ranges, each sorted again on the GPU; records with a 4- or "
        "8-byte numeric key and at most 8 bytes of payload whose runs fit -S), host (TBB "
        "multiway merge)");
 

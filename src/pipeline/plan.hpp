@@ -43,6 +43,10 @@ struct gpu_facts {
 struct host_facts {
   std::uint64_t physical_memory = 0;
   unsigned cpus = 1;         ///< CPUs this process may run on (its affinity mask)
+  /// The kernel's dirty-page limit (vm.dirty_bytes, or vm.dirty_ratio percent of the memory
+  /// the page cache may use); both 0 when unknown.
+  std::uint64_t dirty_bytes = 0;
+  unsigned dirty_ratio = 0;
   bool gpu_allowed = false;  ///< built with CUDA, and the options do not rule a GPU out
   std::optional<gpu_facts> gpu;  ///< the GPU to sort on; none when there is none to use
   std::string gpu_note;  ///< why there is none ("no usable CUDA device"), or a note on the one

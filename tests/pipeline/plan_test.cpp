@@ -93,6 +93,24 @@ TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheyWouldSpill) {
   EXPECT_THROW(static_cast<void>(make_plan(40 * GiB, o, gpu_host(GiB))), error);
 }
 
+TEST(MakePlan, GpuRunsMergedOnTheHostWhereTheOutputPassesTheDirtyLimit) {
+  // 128 GiB and vm.dirty_ratio 20: beside 16 GiB of runs the limit is 22.4 GiB, beside 24 GiB
+  // of runs 20.8 GiB, which a 24 GiB output passes.
+  host_facts facts = gpu_host(std::uint64_t{1} << 29);
+  facts.dirty_ratio = 20;
+  EXPECT_EQ(make_plan(16 * GiB, u64_options(), facts).how, strategy::gpu_ranges);
+  const sort_plan plan = make_plan(24 * GiB, u64_options(), facts);
+  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_NE(why(plan).find("dirty-page limit of 20.8 GiB"), std::string::npos) << why(plan);
+  sort_options insist = u64_options();
+  insist.merge = merge_location::gpu;
+  EXPECT_EQ(make_plan(24 * GiB, insist, facts).how, strategy::gpu_ranges);
+  // vm.dirty_bytes, where set, is the limit itself.
+  facts.dirty_bytes = 8 * GiB;
+  EXPECT_EQ(make_plan(16 * GiB, u64_options(), facts).how, strategy::gpu_runs);
+  EXPECT_EQ(make_plan(8 * GiB, u64_options(), facts).how, strategy::gpu_ranges);
+}
+
 TEST(MakePlan, ChunkBoundaryIsExact) {
   const std::uint64_t chunk = 1000;
   EXPECT_EQ(make_plan(chunk * 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_one_chunk);
