@@ -8,10 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "test_support.hpp"
@@ -301,6 +303,62 @@ TEST(Limits, MoreSpilledRunsThanOpenFiles) {
   ASSERT_NE(pos, std::string::npos) << o.err;
   EXPECT_GT(std::stoul(o.err.substr(pos + 7)), 20u) << "runs must outnumber the descriptors";
   EXPECT_EQ(test::read_file(dir.file("out.bin")), sorted(data));
+}
+
+// --- Temporary files of spilled runs ------------------------------------------------------
+
+/// How many entries `path` holds.
+std::size_t entries(const fs::path& path) {
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator(path), fs::directory_iterator{}));
+}
+
+// Spilled runs live in anonymous files in -T's directory: nothing of them may stay there, nor
+// beside the output, whether the sort succeeds, fails while it spills, or is killed.
+TEST(SpilledRuns, NoTemporaryFileOutlivesSuccessErrorOrSigterm) {
+  test::scratch_dir dir;
+  const auto data = make_input(dir, "in.bin", 2 << 20, test::base_seed() + 17);  // 16 MiB
+  fs::create_directory(dir.path() / "spill");
+  const std::size_t beside = entries(dir.path());  // in.bin and spill/
+
+  {
+    SCOPED_TRACE("success");
+    const outcome o =
+        run_script("\"$G\" --devices none -S 4M -T spill --stats=json in.bin out.bin", dir);
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.err.find("\"spilled\":true"), std::string::npos) << o.err;
+    EXPECT_EQ(test::read_file(dir.file("out.bin")), sorted(data));
+    EXPECT_EQ(entries(dir.path() / "spill"), 0u);
+    fs::remove(dir.file("out.bin"));
+  }
+  {
+    SCOPED_TRACE("error while spilling");
+    // 4 MiB of file size (ulimit -f counts 512-byte blocks): the spill file hits it, the
+    // output (a pipe) does not.
+    const outcome o = run_script(
+        "ulimit -f 8192; \"$G\" --devices none -S 4M -T spill in.bin - > /dev/null", dir);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find("File too large"), std::string::npos) << o.err;
+    EXPECT_EQ(entries(dir.path() / "spill"), 0u);
+    EXPECT_EQ(entries(dir.path()), beside);
+  }
+  {
+    SCOPED_TRACE("SIGTERM");
+    // Half the input through a FIFO held open, so that the sort waits for the rest with runs
+    // spilled; it is killed once a descriptor of it points into spill/.
+    const outcome o = run_script(
+        "mkfifo feed; \"$G\" --devices none -S 4M -T spill - out.bin < feed & pid=$!\n"
+        "exec 3>feed; head -c 8388608 in.bin >&3\n"
+        "for i in $(seq 200); do ls -l /proc/$pid/fd | grep -q /spill/ && break; sleep 0.05; done\n"
+        "ls -l /proc/$pid/fd | grep -q /spill/ || { echo 'no spilled run seen' >&2; exit 97; }\n"
+        "kill -TERM $pid; wait $pid; status=$?; exec 3>&-; rm feed; exit $status",
+        dir);
+    EXPECT_EQ(o.status, 128 + SIGTERM) << o.err;
+    EXPECT_EQ(entries(dir.path() / "spill"), 0u);
+    EXPECT_FALSE(fs::exists(dir.file("out.bin")));
+    EXPECT_EQ(leftover_temporaries(dir), 0u);
+    EXPECT_EQ(entries(dir.path()), beside);
+  }
 }
 
 // --- 11, 12, 13. Signals and missing kernel features ------------------------------------------
