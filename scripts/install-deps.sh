@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  liburing-dev libtbb-dev libboost-program-options-dev libgtest-dev
+  liburing-dev libtbb-dev libboost-program-options-dev libgtest-dev nlohmann-json3-dev
+  locales  # the JSON tests build a de_DE locale with localedef
   python3
   clang libclang-rt-dev  # the fuzz preset: clang++ and its libFuzzer/ASan/UBSan runtimes
 )

@@ -1,4 +1,8 @@
-// Text and JSON renderings of sort_stats for --stats.
+// Text and JSON renderings of sort_stats for --stats. JSON goes through nlohmann::json, whose
+// numbers do not depend on the locale a calling program set (printf's "%f" gives "0,5" under
+// de_DE).
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <string>
 
@@ -41,36 +45,25 @@ std::string sort_stats::to_text() const {
 }
 
 std::string sort_stats::to_json() const {
-  std::string out = "{";
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "\"records\":%llu,\"input_bytes\":%llu,\"runs\":%llu,\"merge_passes\":%llu,"
-                "\"spilled\":%s,\"backend\":\"",
-                static_cast<unsigned long long>(records),
-                static_cast<unsigned long long>(input_bytes),
-                static_cast<unsigned long long>(runs),
-                static_cast<unsigned long long>(merge_passes), spilled ? "true" : "false");
-  out += buf;
-  for (char c : backend) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += "\",\"strategy\":\"" + strategy;  // a fixed name: nothing to escape
-  std::snprintf(buf, sizeof buf, "\",\"wall_seconds\":%.6f,\"stages\":[", wall_seconds);
-  out += buf;
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    const stage_stats& s = stages[i];
-    std::snprintf(buf, sizeof buf,
-                  "%s{\"name\":\"%s\",\"busy_seconds\":%.6f,\"bytes\":%llu,\"gb_per_s\":%.3f,"
-                  "\"start\":%.6f,\"end\":%.6f}",
-                  i ? "," : "", s.name.c_str(), s.busy_seconds,
-                  static_cast<unsigned long long>(s.bytes),
-                  s.busy_seconds > 0 ? s.bytes / s.busy_seconds / 1e9 : 0.0, s.first_start,
-                  s.last_end);
-    out += buf;
-  }
-  out += "]}";
-  return out;
+  nlohmann::ordered_json stage_list = nlohmann::ordered_json::array();
+  for (const stage_stats& s : stages)
+    stage_list.push_back({{"name", s.name},
+                          {"busy_seconds", s.busy_seconds},
+                          {"bytes", s.bytes},
+                          {"gb_per_s", s.busy_seconds > 0 ? s.bytes / s.busy_seconds / 1e9 : 0.0},
+                          {"start", s.first_start},
+                          {"end", s.last_end}});
+  const nlohmann::ordered_json out = {{"records", records},
+                                      {"input_bytes", input_bytes},
+                                      {"runs", runs},
+                                      {"merge_passes", merge_passes},
+                                      {"spilled", spilled},
+                                      {"backend", backend},
+                                      {"strategy", strategy},
+                                      {"wall_seconds", wall_seconds},
+                                      {"stages", std::move(stage_list)}};
+  // Invalid UTF-8 (a device name, say) is replaced rather than thrown on.
+  return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace gpusort

@@ -1,10 +1,12 @@
-// Interval bookkeeping for --stats and the Chrome trace-event writer for --trace.
+// Interval bookkeeping for --stats and the Chrome trace-event writer for --trace (through
+// nlohmann::json: valid whatever locale a calling program set).
 #include "core/trace.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include "gpusort/error.hpp"
 
@@ -28,23 +30,6 @@ double union_length(std::vector<std::pair<double, double>> spans) {
   }
   if (cur_end > cur_begin) total += cur_end - cur_begin;
   return total;
-}
-
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -133,26 +118,37 @@ double trace_recorder::overlap_seconds(const std::vector<std::string>& tracks) c
 }
 
 std::string trace_recorder::chrome_trace() const {
-  std::ostringstream out;
+  using json = nlohmann::ordered_json;
   std::lock_guard lock(mutex_);
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  out << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"gpusort"}})";
+  json events = json::array();
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "gpusort"}}}});
   for (std::size_t t = 0; t < tracks_.size(); ++t) {
-    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << t + 1
-        << ",\"args\":{\"name\":\"" << json_escape(tracks_[t]) << "\"}}";
-    out << ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":" << t + 1
-        << ",\"args\":{\"sort_index\":" << t << "}}";
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", t + 1},
+                      {"args", {{"name", tracks_[t]}}}});
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", t + 1},
+                      {"args", {{"sort_index", t}}}});
   }
-  char buf[128];
   for (const event& e : events_) {
-    const std::string name = e.label.empty() ? tracks_[e.track] : e.label;
-    std::snprintf(buf, sizeof buf, "%.3f,\"dur\":%.3f", e.begin * 1e6, (e.end - e.begin) * 1e6);
-    out << ",\n{\"name\":\"" << json_escape(name) << "\",\"cat\":\"" << json_escape(tracks_[e.track])
-        << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << e.track + 1 << ",\"ts\":" << buf
-        << ",\"args\":{\"bytes\":" << e.bytes << "}}";
+    // Microseconds, rounded to nanoseconds: shorter files than full doubles.
+    auto micros = [](double seconds) { return std::round(seconds * 1e9) / 1e3; };
+    events.push_back({{"name", e.label.empty() ? tracks_[e.track] : e.label},
+                      {"cat", tracks_[e.track]},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", e.track + 1},
+                      {"ts", micros(e.begin)},
+                      {"dur", micros(e.end - e.begin)},
+                      {"args", {{"bytes", e.bytes}}}});
   }
-  out << "\n]}\n";
-  return out.str();
+  const json trace = {{"displayTimeUnit", "ms"}, {"traceEvents", std::move(events)}};
+  return trace.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 void trace_recorder::write_chrome_trace(const std::string& path) const {

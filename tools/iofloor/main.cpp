@@ -7,6 +7,7 @@
 #include <tbb/parallel_for.h>
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -283,22 +284,6 @@ double timed_read(const settings& s, const read_fn& fn, std::span<std::byte> dst
   return seconds_since(start);
 }
 
-std::string json_escape(const std::string& text) {
-  std::string s;
-  for (const char c : text) {
-    if (c == '"' || c == '\\') s += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    s += c;
-  }
-  return s;
-}
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  return buf;
-}
-
 void verify_copy(const settings& s, std::span<const std::byte> expected) {
   const io::file_descriptor fd = io::file_descriptor::open(s.out, O_RDONLY);
   GPUSORT_EXPECTS(fd.size() == expected.size(),
@@ -450,40 +435,40 @@ int main(int argc, char** argv) {
 
     const double sum = rb.seconds() + wb.seconds();
     if (json) {
-      std::string o = "{\n";
-      o += "  \"input\": \"" + json_escape(s.in) + "\",\n";
-      o += "  \"output\": \"" + json_escape(s.out) + "\",\n";
-      o += "  \"bytes\": " + std::to_string(bytes) + ",\n";
-      o += "  \"repeat\": " + std::to_string(s.repeat) + ",\n";
-      o += "  \"threads\": " + std::to_string(s.threads) + ",\n";
-      o += "  \"block_bytes\": " + std::to_string(s.transfer.block_bytes) + ",\n";
-      o += "  \"queue_depth\": " + std::to_string(s.transfer.queue_depth) + ",\n";
-      o += "  \"variants\": [\n";
-      for (std::size_t i = 0; i < results.size(); ++i) {
-        const result& r = results[i];
-        o += "    {\"phase\": \"" + r.phase + "\", \"name\": \"" + r.name + "\", \"what\": \"" +
-             json_escape(r.what) + "\", ";
+      using ordered = nlohmann::ordered_json;
+      ordered variants = ordered::array();
+      for (const result& r : results) {
+        ordered v = {{"phase", r.phase}, {"name", r.name}, {"what", r.what}};
         if (!r.skipped.empty()) {
-          o += "\"skipped\": \"" + json_escape(r.skipped) + "\"}";
+          v["skipped"] = r.skipped;
         } else {
-          o += "\"median_s\": " + number(r.seconds()) +
-               ", \"gb_per_s\": " + number(rate(bytes, r.seconds())) + ", \"runs_s\": [";
-          for (std::size_t k = 0; k < r.runs.size(); ++k)
-            o += (k ? ", " : "") + number(r.runs[k]);
-          o += "]}";
+          v["median_s"] = r.seconds();
+          v["gb_per_s"] = rate(bytes, r.seconds());
+          v["runs_s"] = r.runs;
         }
-        o += i + 1 < results.size() ? ",\n" : "\n";
+        variants.push_back(std::move(v));
       }
-      o += "  ],\n";
-      o += "  \"best\": {\"read\": \"" + rb.name + "\", \"write\": \"" + wb.name +
-           "\", \"read_s\": " + number(rb.seconds()) + ", \"write_s\": " + number(wb.seconds()) +
-           ", \"sum_s\": " + number(sum) + ", \"gb_per_s\": " + number(rate(bytes, sum)) + "},\n";
-      o += "  \"floor\": {\"median_s\": " + number(floor.seconds()) +
-           ", \"gb_per_s\": " + number(rate(bytes, floor.seconds())) + ", \"runs_s\": [";
-      for (std::size_t k = 0; k < floor.runs.size(); ++k)
-        o += (k ? ", " : "") + number(floor.runs[k]);
-      o += "]}\n}\n";
-      std::cout << o;
+      const ordered o = {
+          {"input", s.in},
+          {"output", s.out},
+          {"bytes", bytes},
+          {"repeat", s.repeat},
+          {"threads", s.threads},
+          {"block_bytes", s.transfer.block_bytes},
+          {"queue_depth", s.transfer.queue_depth},
+          {"variants", std::move(variants)},
+          {"best",
+           {{"read", rb.name},
+            {"write", wb.name},
+            {"read_s", rb.seconds()},
+            {"write_s", wb.seconds()},
+            {"sum_s", sum},
+            {"gb_per_s", rate(bytes, sum)}}},
+          {"floor",
+           {{"median_s", floor.seconds()},
+            {"gb_per_s", rate(bytes, floor.seconds())},
+            {"runs_s", floor.runs}}}};
+      std::cout << o.dump(2, ' ', false, ordered::error_handler_t::replace) << "\n";
     } else {
       std::printf("gpusort-iofloor: %s -> %s, %s, median of %u runs, %u threads, %s requests, "
                   "queue depth %u\n\n",
