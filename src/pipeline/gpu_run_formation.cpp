@@ -62,13 +62,14 @@ class run_collector final : public gpu::run_sink {
 
   std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
                                     std::size_t len) override {
+    // A failed spill (a full disk) stops the ordered worker: fail the former now instead of
+    // letting it form runs that can no longer be stored.
+    if (const std::exception_ptr failed = worker_.error()) std::rethrow_exception(failed);
+    if (!may_collect(run)) return {};  // runs spill slower than they form: the former waits
     const std::optional<std::byte*> pinned = pinned_memory(run);
     if (!pinned) return {};  // its memory is still being page-locked: the former asks again
     if (*pinned != nullptr) return {*pinned + offset, len};
     GPUSORT_EXPECTS(len <= staging().buffer_bytes(), "run former piece larger than staging");
-    // A failed spill (a full disk) stops the ordered worker: fail the former now instead of
-    // letting it form runs that can no longer be stored.
-    if (const std::exception_ptr failed = worker_.error()) std::rethrow_exception(failed);
     std::byte* p = staging().try_acquire();
     if (p == nullptr) return {};
     return {p, len};
@@ -125,6 +126,7 @@ class run_collector final : public gpu::run_sink {
       }
       if (m.memory.size() == 0) return nullptr;  // not even allocated: run_buffer() will
       it = runs_.emplace(run, collected_run{std::move(m.memory), 0, std::move(m.pin)}).first;
+      ++held_;
     }
     return it->second.pin != nullptr ? it->second.memory.data() : nullptr;
   }
@@ -139,6 +141,7 @@ class run_collector final : public gpu::run_sink {
           chunk_records_ * (mode_ == mode::items ? sizeof(cpu::sort_item) : format_.record_size);
       it = runs_.emplace(run, collected_run{host_buffer(static_cast<std::size_t>(bytes)), 0, {}})
                .first;
+      ++held_;
     }
     ++it->second.copies_in_flight;
     return it->second.memory.data();
@@ -152,15 +155,25 @@ class run_collector final : public gpu::run_sink {
     copied_.notify_all();
   }
 
+  /// Whether pieces of `run` may land now. Once runs spill, at most max_runs_held are held
+  /// outside the store (collected, or being written): the GPU forms runs faster than a disk
+  /// takes them, and the memory of the waiting ones is beyond -S (with -S 4G and 710 MB runs,
+  /// a 16 GiB sort under a 6 GiB cgroup limit was killed for memory on the H200 machine).
+  bool may_collect(std::uint64_t run) {
+    std::lock_guard lock(runs_mutex_);
+    return runs_.count(run) != 0 || !spilling_ || held_ < max_runs_held;
+  }
+
   /// The run's memory once every piece is in it (empty for a run without records).
-  run_pinner::run_memory take_run(std::uint64_t run) {
+  run_pinner::run_memory take_run(std::uint64_t run, bool& held) {
     std::unique_lock lock(runs_mutex_);
     copied_.wait(lock, [&] {
       const auto it = runs_.find(run);
       return it == runs_.end() || it->second.copies_in_flight == 0;
     });
     const auto it = runs_.find(run);
-    if (it == runs_.end()) return {};
+    held = it != runs_.end();
+    if (!held) return {};
     run_pinner::run_memory taken{std::move(it->second.memory), std::move(it->second.pin)};
     runs_.erase(it);
     return taken;
@@ -168,7 +181,19 @@ class run_collector final : public gpu::run_sink {
 
   void finish_run(std::uint64_t run, std::uint64_t records) {
     records_ += records;
-    run_pinner::run_memory taken = take_run(run);
+    bool held = false;
+    run_pinner::run_memory taken = take_run(run, held);
+    // The run stops counting once it is stored (or dropped by an error).
+    struct release_guard {
+      run_collector* collector;
+      bool held;
+      ~release_guard() {
+        if (!held) return;
+        std::lock_guard lock(collector->runs_mutex_);
+        --collector->held_;
+        collector->spilling_ = collector->store_.any_spilled();
+      }
+    } release{this, held};
     if (records == 0) return;
     io::uring ring(32);
     if (mode_ == mode::runs) {
@@ -213,9 +238,12 @@ class run_collector final : public gpu::run_sink {
     std::uint64_t copies_in_flight = 0;
     std::shared_ptr<void> pin;  // page-locked: pieces land in `memory` without a copy
   };
+  static constexpr std::uint64_t max_runs_held = 2;
   std::mutex runs_mutex_;
   std::condition_variable copied_;
   std::map<std::uint64_t, collected_run> runs_;  // runs and items modes
+  std::uint64_t held_ = 0;  // runs in runs_ or being stored
+  bool spilling_ = false;   // the store has spilled a run: held_ is bounded
   std::uint64_t records_ = 0;
   std::mutex chunks_mutex_;
   std::map<std::uint64_t, host_buffer> chunks_;

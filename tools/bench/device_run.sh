@@ -4,8 +4,8 @@
 # at most 8 files (all that come back): tests.log (machine, tests, sanitizer), chunked.log,
 # the harness's results.{csv,md,png} and iofloor-*.json, stats.txt (stats and multichunk) and
 # trace-gpu.json.gz; the harness's console log stays in $WORK.
-# Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk]
-#   (default: all)
+# Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk] [cgroup]
+#   (default: all but cgroup)
 #   merge: tools/bench/merge/sweep.sh into merge.csv (and merge-baseline.csv when the package
 #   holds bin/gpusort-bench-merge-baseline, a build of another commit to compare against);
 #   with MERGE_INTO_FILE=1 also merge-file.csv, the same merges into a file mapping.
@@ -148,5 +148,15 @@ if want multichunk; then
     tee -a "$out/stats.txt" < "$work/multichunk.txt"
     rm -f "$in"
   done
+fi
+
+if want cgroup; then
+  # cgroup_run.sh: CGROUP_SIZE (16G) under memory.max CGROUP_LIMIT (6G), cold cache, into
+  # cgroup.csv (the commands' stats in cgroup.log).
+  say "cgroup ${CGROUP_SIZE:-16G} under ${CGROUP_LIMIT:-6G}: ${CGROUP_CASES:-dd gpu gpu-spill cpu}"
+  rm -rf "$work/e2e" "$work/multi.bin"
+  bash "$here/cgroup_run.sh" "$bin" "$work/cgroup" "${CGROUP_SIZE:-16G}" "${CGROUP_LIMIT:-6G}" \
+    "${CGROUP_REPEAT:-1}" "${CGROUP_CASES:-dd gpu gpu-spill cpu}" > "$out/cgroup.csv" 2> "$out/cgroup.log"
+  cat "$out/cgroup.csv"
 fi
 say done

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Larger than RAM, honestly: each command runs inside a cgroup v2 group whose memory.max (page
+# cache and page-locked memory included) is below input plus output, after the page cache was
+# dropped, beside the O_DIRECT dd copy of the same file under the same limit (the floor).
+# Needs root and cgroup v2 (/sys/fs/cgroup). Writes CSV lines case,run,wall_s,peak_bytes,valid.
+# Usage: cgroup_run.sh BIN_DIR WORK_DIR [SIZE (16G)] [LIMIT (6G)] [REPEAT (1)] [CASES]
+#   CASES (default "dd gpu gpu-spill cpu"): dd = dd bs=64M iflag=direct oflag=direct;
+#   gpu = gpusort -S BUDGET; gpu-spill = gpusort -S BUDGET --gpu-memory 2G (runs must spill);
+#   cpu = gpusort --devices none -S BUDGET. BUDGET (-S) is LIMIT less 2 GiB, at least 1 GiB.
+set -u -o pipefail
+bin=$1
+work=$2
+size=${3:-16G}
+limit=${4:-6G}
+repeat=${5:-1}
+cases=${6:-dd gpu gpu-spill cpu}
+root=/sys/fs/cgroup
+group=$root/gpusort-bench
+to_bytes() { numfmt --from=iec "$1"; }
+budget_bytes=$(( $(to_bytes "$limit") - (2 << 30) ))
+(( budget_bytes < (1 << 30) )) && budget_bytes=$(( 1 << 30 ))
+budget=$(( budget_bytes >> 20 ))M
+
+[ -w "$root/cgroup.subtree_control" ] || { echo "cgroup_run: needs root and cgroup v2 at $root" >&2; exit 2; }
+mkdir -p "$work"
+in=$work/cg.bin
+out=$work/cg.out
+"$bin/gpusort-datagen" -t u64 --size "$size" -d uniform --seed 9 -o "$in" -q
+sync "$in"
+echo +memory > "$root/cgroup.subtree_control"
+
+# run_limited CASE RUN COMMAND...: a fresh group (so memory.peak is this command's), an empty
+# page cache, the command inside the group, the output validated outside it.
+run_limited() {
+  local name=$1 run=$2
+  shift 2
+  rmdir "$group" 2>/dev/null
+  mkdir "$group" && echo "$(to_bytes "$limit")" > "$group/memory.max" || exit 2
+  rm -f "$out"
+  sync
+  echo 3 > /proc/sys/vm/drop_caches
+  local start=$EPOCHREALTIME
+  bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$group" "$@" > "$work/cg-$name.log" 2>&1
+  local status=$?
+  local wall
+  wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+  local peak
+  peak=$(cat "$group/memory.peak" 2>/dev/null || echo 0)
+  local valid=no
+  if [ "$status" -eq 0 ]; then
+    if [ "$name" = dd ]; then
+      cmp -s "$in" "$out" && valid=copy
+    else
+      "$bin/gpusort-validate" -q "$in" "$out" && valid=yes
+    fi
+  fi
+  echo "$name,$run,$wall,$peak,$valid"
+  sed 's/^/    # /' "$work/cg-$name.log" | tail -n 25 >&2
+  rm -f "$out"
+  rmdir "$group" 2>/dev/null
+}
+
+echo "case,run,wall_s,peak_bytes,valid"
+echo "# $size u64, memory.max $limit, -S $budget, page cache dropped before each run" >&2
+for ((run = 1; run <= repeat; ++run)); do
+  for c in $cases; do
+    case $c in
+      dd) run_limited dd "$run" dd if="$in" of="$out" bs=64M iflag=direct oflag=direct ;;
+      gpu) run_limited gpu "$run" "$bin/gpusort" -S "$budget" -T "$work" --stats --verbose "$in" "$out" ;;
+      gpu-spill) run_limited gpu-spill "$run" "$bin/gpusort" -S "$budget" --gpu-memory 2G -T "$work" \
+                   --stats --verbose "$in" "$out" ;;
+      cpu) run_limited cpu "$run" "$bin/gpusort" --devices none -S "$budget" -T "$work" --stats \
+             --verbose "$in" "$out" ;;
+      *) echo "cgroup_run: unknown case $c" >&2 ;;
+    esac
+  done
+done
+rm -f "$in"
