@@ -74,10 +74,14 @@ void run_store::add_file(io::file_descriptor file, std::uint64_t records) {
 std::future<void> run_store::release_in_background() {
   std::vector<sorted_run> runs = std::move(runs_);
   runs_.clear();
+  // Closing the spill file waits for its pages still under writeback: seconds under a memory
+  // limit (5.1 s unaccounted after a 16 GiB CPU sort in a 6 GiB cgroup on the H200 machine).
+  std::shared_ptr<const io::file_descriptor> spill = std::move(spill_file_);
+  spill_end_ = 0;
   resident_bytes_ = 0;
   total_records_ = 0;
-  return std::async(std::launch::async, [runs = std::move(runs), record_size = record_size_,
-                                         trace = trace_]() mutable {
+  return std::async(std::launch::async, [runs = std::move(runs), spill = std::move(spill),
+                                         record_size = record_size_, trace = trace_]() mutable {
     std::uint64_t bytes = 0;
     for (const sorted_run& run : runs) bytes += run.resident() ? run.memory.size() : 0;
     trace_recorder::scope timer(trace, "release runs", bytes);
@@ -93,6 +97,8 @@ std::future<void> run_store::release_in_background() {
     }
     release_some();
     for (std::thread& th : pool) th.join();
+    runs.clear();
+    spill.reset();  // the last reference: the file closes inside the timed scope
   });
 }
 

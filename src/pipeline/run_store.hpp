@@ -52,9 +52,9 @@ class run_store {
   /// Takes a run already in a temporary file (a merge pass's output).
   void add_file(io::file_descriptor file, std::uint64_t records);
 
-  /// Empties the store and gives its runs' memory back on a few threads of their own (page
-  /// locks first): the caller goes on closing the output meanwhile, and waits for the result
-  /// before it reports the sort done.
+  /// Empties the store and gives its runs' memory and temporary file back on threads of their
+  /// own (page locks first), timed as "release runs": the caller goes on closing the output
+  /// meanwhile, and waits for the result before it reports the sort done.
   [[nodiscard]] std::future<void> release_in_background();
 
   [[nodiscard]] std::vector<sorted_run>& runs() noexcept { return runs_; }

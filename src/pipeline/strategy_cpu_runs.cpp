@@ -14,6 +14,7 @@ strategy_result sort_cpu_runs(const sort_context& ctx) {
   result.ran = runs.any_spilled() || ctx.plan.how == strategy::cpu_spilled_runs
                    ? strategy::cpu_spilled_runs
                    : strategy::cpu_runs;
+  result.releasing = runs.release_in_background();
   return result;
 }
 
