@@ -155,13 +155,13 @@ class run_collector final : public gpu::run_sink {
     copied_.notify_all();
   }
 
-  /// Whether pieces of `run` may land now. Once runs spill, at most max_runs_held are held
+  /// Whether pieces of `run` may land now. Once runs spill, at most gpu_runs_held are held
   /// outside the store (collected, or being written): the GPU forms runs faster than a disk
   /// takes them, and the memory of the waiting ones is beyond -S (with -S 4G and 710 MB runs,
   /// a 16 GiB sort under a 6 GiB cgroup limit was killed for memory on the H200 machine).
   bool may_collect(std::uint64_t run) {
     std::lock_guard lock(runs_mutex_);
-    return runs_.count(run) != 0 || !spilling_ || held_ < max_runs_held;
+    return runs_.count(run) != 0 || !spilling_ || held_ < gpu_runs_held;
   }
 
   /// The run's memory once every piece is in it (empty for a run without records).
@@ -238,7 +238,6 @@ class run_collector final : public gpu::run_sink {
     std::uint64_t copies_in_flight = 0;
     std::shared_ptr<void> pin;  // page-locked: pieces land in `memory` without a copy
   };
-  static constexpr std::uint64_t max_runs_held = 2;
   std::mutex runs_mutex_;
   std::condition_variable copied_;
   std::map<std::uint64_t, collected_run> runs_;  // runs and items modes

@@ -9,7 +9,10 @@
 
 #include "core/parse_size.hpp"
 #include "cpu/radix_sort.hpp"
+#include "cpu/sort_items.hpp"
 #include "gpusort/error.hpp"
+#include "pipeline/gpu_run_formation.hpp"
+#include "pipeline/staging_pool.hpp"
 #include "pipeline/strategy.hpp"
 
 namespace gpusort::pipeline {
@@ -206,8 +209,25 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                                           "the host"));
       }
     }
-    // GPU runs need no host scratch: they stay in memory while they fit the whole budget.
+    // GPU runs need no host scratch: they stay in memory while they fit the whole budget. An
+    // input that does not fit spills, and then the runs held outside the store and the two
+    // page-locked staging pools are memory beside the resident runs, within -S as well (at
+    // 16 GiB with -S 4G and --gpu-memory 2G, the whole budget resident, a 6 GiB cgroup killed
+    // the sort on the H200 machine).
+    // (A stream keeps the whole budget for resident runs: room for two of the device's largest
+    // chunks would leave nothing resident on a large GPU, spilling every stream.)
     plan.layout.resident_bytes = plan.budget_bytes;
+    if (input_bytes && *input_bytes > plan.budget_bytes) {
+      const std::uint64_t run_bytes =
+          gpu.chunk_records * (gpu.sorts_records ? format.record_size
+                                                 : format.record_size + sizeof(cpu::sort_item));
+      const std::uint64_t beside =
+          gpu_runs_held * run_bytes + 2 * staging_buffers * std::uint64_t{max_staging_bytes};
+      plan.layout.resident_bytes = plan.budget_bytes > beside ? plan.budget_bytes - beside : 0;
+      plan.why.push_back("runs resident up to " + format_bytes(plan.layout.resident_bytes) +
+                         ", the rest of the budget left to " + std::to_string(gpu_runs_held) +
+                         " runs on their way to disk and the staging buffers");
+    }
     plan.layout.single_run = false;
     plan.why.push_back(plan.output.why);
     return plan;

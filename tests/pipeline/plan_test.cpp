@@ -111,6 +111,19 @@ TEST(MakePlan, GpuRunsMergedOnTheHostWhereTheOutputPassesTheDirtyLimit) {
   EXPECT_EQ(make_plan(8 * GiB, u64_options(), facts).how, strategy::gpu_ranges);
 }
 
+TEST(MakePlan, SpillingGpuRunsLeaveRoomForRunsOnTheirWayToDisk) {
+  // -S 4G, chunks of 2^26 u64 records (512 MiB): two held runs and two staging pools of
+  // 8 x 32 MiB come out of the budget before runs are kept resident.
+  const sort_plan plan = make_plan(16 * GiB, u64_options(4 * GiB), gpu_host(std::uint64_t{1} << 26));
+  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_EQ(plan.layout.resident_bytes, 4 * GiB - 2 * 512 * MiB - 2 * 8 * 32 * MiB);
+  EXPECT_NE(why(plan).find("on their way to disk"), std::string::npos) << why(plan);
+  // An input within the budget keeps it all: its runs never spill.
+  EXPECT_EQ(make_plan(3 * GiB, u64_options(4 * GiB), gpu_host(std::uint64_t{1} << 26))
+                .layout.resident_bytes,
+            4 * GiB);
+}
+
 TEST(MakePlan, ChunkBoundaryIsExact) {
   const std::uint64_t chunk = 1000;
   EXPECT_EQ(make_plan(chunk * 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_one_chunk);

@@ -7,6 +7,7 @@
 #   CASES (default "dd gpu gpu-spill cpu"): dd = dd bs=64M iflag=direct oflag=direct;
 #   gpu = gpusort -S BUDGET; gpu-spill = gpusort -S BUDGET --gpu-memory 2G (runs must spill);
 #   cpu = gpusort --devices none -S BUDGET. BUDGET (-S) is LIMIT less 2 GiB, at least 1 GiB.
+#   Each command is stopped after CGROUP_TIMEOUT seconds (900; status 124, output not valid).
 set -u -o pipefail
 bin=$1
 work=$2
@@ -40,7 +41,8 @@ run_limited() {
   sync
   echo 3 > /proc/sys/vm/drop_caches
   local start=$EPOCHREALTIME
-  bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$group" "$@" > "$work/cg-$name.log" 2>&1
+  bash -c 'echo $$ > "$0/cgroup.procs" && exec timeout "${CGROUP_TIMEOUT:-900}" "$@"' "$group" "$@" \
+    > "$work/cg-$name.log" 2>&1
   local status=$?
   local wall
   wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
