@@ -45,6 +45,12 @@ struct sort_options {
   record_format format{};
   bool descending = false;  ///< -r: largest key first
   bool stable = false;      ///< -s: equal keys keep their input order (always true today)
+  /// -u: keep only the first record (in input order) of each run of equal keys; with
+  /// check_file, equal neighbours are disorder.
+  bool unique = false;
+  /// -m: every input is already sorted; they are merged, not sorted. An input that is not
+  /// sorted fails the sort before any output is written.
+  bool merge_only = false;
 
   /// Host memory budget in bytes; 0 means the default (half of the physical memory). Raised
   /// to min_buffer_bytes and capped at the physical memory.

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,9 +28,31 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
 
 /**
  * Sorts `data` in place: `data.size()` must be a multiple of `options.format.record_size`.
+ * With `options.unique` the records kept are moved to the front: the first
+ * `output_records` of the returned stats.
  * @throw gpusort::error on a bad format or size.
  */
 sort_stats sort_buffer(std::span<std::byte> data, const sort_options& options);
+
+/// What check_file found.
+struct check_result {
+  std::uint64_t records = 0;  ///< records read: all of them, or up to the first disorder
+  /// The first record out of order (counting from 0 over the concatenated inputs): it orders
+  /// before the record in front of it, or with `unique` equals it. nullopt when sorted.
+  std::optional<std::uint64_t> disorder;
+  std::string input;         ///< the input that holds it
+  std::string key;           ///< its key as text ("42", "0x00ff...")
+  std::string previous_key;  ///< the key of the record in front of it
+  [[nodiscard]] bool sorted() const noexcept { return !disorder.has_value(); }
+};
+
+/**
+ * Checks whether `inputs` (concatenated, in order) are sorted by `options.format`,
+ * `options.descending` and, with `options.unique`, strictly (no equal neighbours). Reads until
+ * the first disorder; writes nothing.
+ * @throw gpusort::error naming the file and the cause on trouble.
+ */
+check_result check_file(const std::vector<std::string>& inputs, const sort_options& options);
 
 /// "gpusort 0.1.0 (CUDA 13.0, sm_90)" or "gpusort 0.1.0 (CPU only)".
 [[nodiscard]] std::string version_string();

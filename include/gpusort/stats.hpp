@@ -18,7 +18,8 @@ struct stage_stats {
 };
 
 struct sort_stats {
-  std::uint64_t records = 0;
+  std::uint64_t records = 0;         ///< records read
+  std::uint64_t output_records = 0;  ///< records written: fewer than `records` with --unique
   std::uint64_t input_bytes = 0;
   std::uint64_t runs = 0;         ///< sorted runs formed (1: no merge)
   std::uint64_t merge_passes = 0; ///< 0 when a single run was written directly

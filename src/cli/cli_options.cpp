@@ -38,7 +38,10 @@ constexpr const char* examples =
     "  gpusort --format gensort part-*.bin -o all.bin\n"
     "  producer | gpusort -t u32 - - | consumer\n"
     "  gpusort -S 4G -T /scratch big.bin big.bin   sort in place within 4 GiB of memory\n"
-    "\nExit status: 0 on success, 2 on trouble (the message names the file and the cause).\n"
+    "  gpusort -c -t u32 keys.bin && echo sorted   check only\n"
+    "  gpusort -m -u day-*.bin -o all.bin          merge sorted files, dropping equal keys\n"
+    "\nExit status: 0 on success (with -c/-C: sorted), 1 when -c/-C finds disorder, 2 on\n"
+    "trouble (the message names the file and the cause).\n"
     "Options may be repeated; the last one counts.\n";
 
 po::options_description visible_options() {
@@ -60,7 +63,22 @@ po::options_description visible_options() {
       ("reverse,r", po::bool_switch(), "largest key first")
       ("stable,s", po::bool_switch(),
        "keep records with equal keys in input order (gpusort always does; accepted for "
-       "GNU sort compatibility)");
+       "GNU sort compatibility)")
+      ("unique,u", po::bool_switch(),
+       "write only the first record (in input order) of each run of equal keys; with -c, "
+       "equal neighbours are disorder");
+
+  po::options_description mode_opts("Other modes");
+  mode_opts.add_options()
+      (",c", po::bool_switch(),
+       "check whether the input is sorted, write nothing: exit 1 and name the first record "
+       "out of order if it is not")
+      (",C", po::bool_switch(), "like -c, but say nothing: the exit status tells")
+      ("check", po::value<std::string>()->implicit_value("diagnose-first")->value_name("HOW"),
+       "-c (diagnose-first, the default) or -C (quiet, silent)")
+      ("merge,m", po::bool_switch(),
+       "merge inputs that are each sorted already, without sorting; every input is checked "
+       "first, and an unsorted one fails the merge before anything is written");
 
   po::options_description resource_opts("Resources");
   resource_opts.add_options()
@@ -99,7 +117,7 @@ po::options_description visible_options() {
       ("version", po::bool_switch(), "show the version and exit");
 
   po::options_description all;
-  all.add(format_opts).add(order_opts).add(resource_opts).add(output_opts);
+  all.add(format_opts).add(order_opts).add(mode_opts).add(resource_opts).add(output_opts);
   return all;
 }
 
@@ -198,6 +216,7 @@ request parse_command_line(int argc, const char* const* argv) {
   for (std::string& a : args) {
     if (a == "--") break;
     if (a == "--stats") a = "--stats=text";
+    if (a == "--check") a = "--check=diagnose-first";
   }
 
   po::variables_map vm;
@@ -241,6 +260,18 @@ request parse_command_line(int argc, const char* const* argv) {
   o.format.validate();
   o.descending = vm["reverse"].as<bool>();
   o.stable = vm["stable"].as<bool>();
+  o.unique = vm["unique"].as<bool>();
+  o.merge_only = vm["merge"].as<bool>();
+  if (vm["-c"].as<bool>()) req.check = check_mode::diagnose;
+  if (vm["-C"].as<bool>()) req.check = check_mode::quiet;
+  if (vm.count("check")) {
+    const std::string how = vm["check"].as<std::string>();
+    if (how == "diagnose-first") req.check = check_mode::diagnose;
+    else if (how == "quiet" || how == "silent") req.check = check_mode::quiet;
+    else throw_error("invalid --check=" + how + " (expected diagnose-first, quiet or silent)");
+  }
+  GPUSORT_EXPECTS(req.check == check_mode::none || !o.merge_only,
+                  "-c/--check and -m/--merge are incompatible");
   if (vm.count("buffer-size"))
     o.buffer_bytes = parse_size(vm["buffer-size"].as<std::string>(), physical_memory_bytes(),
                                 "--buffer-size");
@@ -272,6 +303,15 @@ request parse_command_line(int argc, const char* const* argv) {
 
   std::vector<std::string> operands;
   if (vm.count("operand")) operands = vm["operand"].as<std::vector<std::string>>();
+  if (req.check != check_mode::none) {
+    // As sort: one input, and no output to name.
+    GPUSORT_EXPECTS(!vm.count("output"), "-c/--check writes no output: drop -o");
+    GPUSORT_EXPECTS(operands.size() <= 1,
+                    "extra operand '" + (operands.size() > 1 ? operands[1] : "") +
+                        "' not allowed with -c/--check");
+    req.inputs = operands.empty() ? std::vector<std::string>{"-"} : operands;
+    return req;
+  }
   if (vm.count("output")) {
     req.output = vm["output"].as<std::string>();
     req.inputs = operands.empty() ? std::vector<std::string>{"-"} : operands;

@@ -1,6 +1,7 @@
 // The gpusort command line: flags (GNU sort's where it has one) into a sort request.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,10 +9,14 @@
 
 namespace gpusort::cli {
 
+/// -c (diagnose-first) and -C (quiet): check the input's order instead of sorting it.
+enum class check_mode : std::uint8_t { none, diagnose, quiet };
+
 struct request {
   std::vector<std::string> inputs;  ///< "-" is stdin
   std::string output;               ///< "-" is stdout
   sort_options options;
+  check_mode check = check_mode::none;  ///< when set, `output` is empty
   bool help = false;
   bool version = false;
 };

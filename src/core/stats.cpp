@@ -22,6 +22,11 @@ std::string sort_stats::to_text() const {
                 backend.c_str(), strategy.c_str(), static_cast<unsigned long long>(runs),
                 spilled ? ", spilled to disk" : "");
   out += line;
+  if (output_records != records) {
+    std::snprintf(line, sizeof line, "  %llu records written (--unique)\n",
+                  static_cast<unsigned long long>(output_records));
+    out += line;
+  }
   std::snprintf(line, sizeof line, "  %-12s %9s %9s %12s %10s %10s\n", "stage", "busy s",
                 "GB/s", "bytes", "start s", "end s");
   out += line;
@@ -54,6 +59,7 @@ std::string sort_stats::to_json() const {
                           {"start", s.first_start},
                           {"end", s.last_end}});
   const nlohmann::ordered_json out = {{"records", records},
+                                      {"output_records", output_records},
                                       {"input_bytes", input_bytes},
                                       {"runs", runs},
                                       {"merge_passes", merge_passes},

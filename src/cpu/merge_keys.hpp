@@ -214,4 +214,16 @@ struct record_stride {
   void copy(std::byte* dst, const std::byte* src) const { std::memcpy(dst, src, size()); }
 };
 
+/// Calls f(keys) with the key policy of `format`: three instantiations in all.
+template <typename F>
+void with_keys(const record_format& format, bool descending, F&& f) {
+  if (format.type == key_type::bytes) {
+    f(bytes_keys(format, descending));
+  } else if (gpusort::detail::has_32bit_word(format.type)) {
+    f(word_keys<std::uint32_t>(format, descending));
+  } else {
+    f(word_keys<std::uint64_t>(format, descending));
+  }
+}
+
 }  // namespace gpusort::cpu::detail

@@ -24,6 +24,7 @@ namespace {
 using detail::bytes_keys;
 using detail::record_stride;
 using detail::run_slice;
+using detail::with_keys;
 using detail::word_keys;
 
 /// Checks the runs and the format; returns the total record count.
@@ -39,18 +40,6 @@ std::uint64_t check_runs(std::span<const run_view> runs, const record_format& fo
     total += runs[j].count;
   }
   return total;
-}
-
-/// Calls f(keys) with the key policy of `format`: three instantiations in all.
-template <typename F>
-void with_keys(const record_format& format, bool descending, F&& f) {
-  if (format.type == key_type::bytes) {
-    f(bytes_keys(format, descending));
-  } else if (gpusort::detail::has_32bit_word(format.type)) {
-    f(word_keys<std::uint32_t>(format, descending));
-  } else {
-    f(word_keys<std::uint64_t>(format, descending));
-  }
 }
 
 /// Calls f(keys, stride) with the key policy and record stride of `format`. Fixed-size strides

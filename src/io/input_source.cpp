@@ -172,14 +172,20 @@ input_mapping::~input_mapping() {
 
 std::optional<input_mapping> input_source::map_whole() const {
   if (inputs_.size() != 1 || position_ != 0) return std::nullopt;
-  const input& in = inputs_[0];
+  // MAP_POPULATE fills the page tables in one go: faulting 4 KiB pages one by one while the
+  // sort reads costs more.
+  return map_input(0, true);
+}
+
+std::optional<input_mapping> input_source::map_input(std::size_t i, bool populate) const {
+  const input& in = inputs_.at(i);
   if (!in.regular || in.size == in.start) return std::nullopt;
   // Mapped from offset 0 (mmap offsets must be page aligned); bytes() skips to the start.
   const auto length = static_cast<std::size_t>(in.size);
-  // MAP_POPULATE fills the page tables in one go: faulting 4 KiB pages one by one while the
-  // sort reads costs more.
-  void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED | MAP_POPULATE, in.fd.get(), 0);
+  void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0),
+                   in.fd.get(), 0);
   if (p == MAP_FAILED) throw_error("mmap " + in.fd.path(), errno);
+  if (!populate) ::madvise(p, length, MADV_SEQUENTIAL);  // read-ahead; a hint only
   return input_mapping(p, length, static_cast<std::size_t>(in.start), in.fd.path());
 }
 

@@ -81,6 +81,18 @@ class input_source {
    */
   [[nodiscard]] std::optional<input_mapping> map_whole() const;
 
+  /// The inputs one by one (--merge takes each as a run of its own).
+  [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
+  [[nodiscard]] const file_descriptor& descriptor(std::size_t i) const { return inputs_[i].fd; }
+  /**
+   * Maps input `i` read-only from where it begins, when it is a regular, non-empty file;
+   * nullopt otherwise (read a stream through descriptor(i)). `populate`: fill the page tables
+   * now (MAP_POPULATE) rather than on first access, which an input far larger than memory
+   * should not ask for.
+   * @throw gpusort::error naming the file when mmap fails.
+   */
+  [[nodiscard]] std::optional<input_mapping> map_input(std::size_t i, bool populate) const;
+
  private:
   struct input {
     file_descriptor fd;

@@ -244,6 +244,12 @@ void output_file::copy_into_target(std::uint64_t bytes) {
     throw_error("truncate " + target_, errno);
 }
 
+void output_file::shrink(std::uint64_t written, std::uint64_t kept) {
+  GPUSORT_EXPECTS(is_private_file() && kept <= written, "cannot shrink the output " + target_);
+  if (::ftruncate(fd_.get(), static_cast<off_t>(kept)) != 0)
+    throw_error("truncate the output of " + target_, errno);
+}
+
 void output_file::commit(bool fsync, std::uint64_t bytes) {
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) throw_error("cannot stat the output of " + target_, errno);

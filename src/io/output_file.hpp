@@ -71,6 +71,13 @@ class output_file {
    */
   void commit(bool fsync, std::uint64_t bytes);
 
+  /**
+   * Keeps only the first `kept` of the `written` bytes of a private temporary file (--unique
+   * compacted them there). Outputs written in place cannot shrink.
+   * @throw gpusort::error naming the output when the truncation fails.
+   */
+  void shrink(std::uint64_t written, std::uint64_t kept);
+
  private:
   void open_temporary(temp_naming naming);
   void make_named_temporary();

@@ -166,6 +166,13 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
 
 }  // namespace
 
+void merge_views(std::span<const cpu::run_view> runs, io::output_sink& sink,
+                 const record_format& format, bool descending, trace_recorder* trace) {
+  std::uint64_t total = 0;
+  for (const cpu::run_view& r : runs) total += r.count;
+  merge_into_sink(runs, 0, total, 0, sink, sink.parallel_writes(), format, descending, trace);
+}
+
 std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
                          bool descending, const run_layout& layout, trace_recorder* trace) {
   std::vector<sorted_run>& runs = store.runs();
@@ -175,8 +182,7 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
   if (all_resident) {
     std::vector<cpu::run_view> views;
     for (const sorted_run& r : runs) views.push_back({r.memory.data(), r.records});
-    merge_into_sink(views, 0, store.total_records(), 0, sink, parallel_windows, format,
-                    descending, trace);
+    merge_views(views, sink, format, descending, trace);
     return 1;
   }
   std::uint32_t passes = 0;

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 
+#include <span>
+
+#include "cpu/multiway_merge.hpp"
 #include "gpusort/record_format.hpp"
 #include "io/output_sink.hpp"
 #include "pipeline/run_store.hpp"
@@ -25,5 +28,10 @@ namespace gpusort::pipeline {
  */
 std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
                          bool descending, const run_layout& layout, trace_recorder* trace);
+
+/// Writes the merge of `runs` (sorted, in memory, numbered in input order) to `sink` from
+/// offset 0, stably, in windows; in parallel where the sink takes parallel writes.
+void merge_views(std::span<const cpu::run_view> runs, io::output_sink& sink,
+                 const record_format& format, bool descending, trace_recorder* trace);
 
 }  // namespace gpusort::pipeline

@@ -1,6 +1,7 @@
 // The output sink, opened once in the plan's output mode.
 #include "gpusort/error.hpp"
 #include "pipeline/strategy.hpp"
+#include "pipeline/unique_output.hpp"
 
 namespace gpusort::pipeline {
 
@@ -14,10 +15,17 @@ io::output_sink& output_opener::open(std::uint64_t total_bytes) {
   // One mapping of the whole output serves the GPU and single-run strategies (and allows the
   // prefault); the merges write windows.
   sink_ = io::make_output_sink(out_, total_bytes, io::write_method::automatic, trace_,
-                               plan_.mode == output_mode::mapped_whole, record_size_);
+                               plan_.mode == output_mode::mapped_whole, format_.record_size);
+  if (unique_stream_) sink_ = std::make_unique<unique_stream_sink>(std::move(sink_), format_);
   bytes_ = total_bytes;
   if (plan_.prefault) sink_->prefault(plan_.prefault_threads);
   return *sink_;
+}
+
+std::optional<std::uint64_t> output_opener::unique_stream_bytes() const {
+  if (!unique_stream_) return std::nullopt;
+  if (sink_ == nullptr) return 0;
+  return static_cast<const unique_stream_sink&>(*sink_).kept_bytes();
 }
 
 }  // namespace gpusort::pipeline

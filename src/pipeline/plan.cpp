@@ -36,6 +36,7 @@ const char* strategy_name(strategy s) noexcept {
     case strategy::cpu_one_run: return "cpu-one-run";
     case strategy::cpu_runs: return "cpu-runs";
     case strategy::cpu_spilled_runs: return "cpu-spilled-runs";
+    case strategy::merge_inputs: return "merge-inputs";
   }
   return "?";
 }
@@ -59,12 +60,15 @@ host_facts probe_host(const sort_options& options) {
   facts.dirty_bytes = read_sysctl("/proc/sys/vm/dirty_bytes");
   facts.dirty_ratio = static_cast<unsigned>(read_sysctl("/proc/sys/vm/dirty_ratio"));
   facts.gpu_allowed = gpu_backend_built() && options.algo != algorithm::cpu &&
-                      options.devices.how != device_selection::mode::none;
+                      options.devices.how != device_selection::mode::none &&
+                      !options.merge_only;
   return facts;
 }
 
 void probe_gpu(const sort_options& options, host_facts& facts) {
-  if (options.algo == algorithm::cpu)
+  if (options.merge_only)
+    facts.gpu_note = "--merge";
+  else if (options.algo == algorithm::cpu)
     facts.gpu_note = "--algorithm cpu";
   else if (options.devices.how == device_selection::mode::none)
     facts.gpu_note = "--devices none";
@@ -86,6 +90,16 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
                         const host_facts& facts, const run_layout& layout) {
   const std::uint64_t budget = layout.budget_bytes;
   output_plan out;
+  if (options.merge_only && input_bytes && *input_bytes > 0 && *input_bytes <= budget) {
+    // The inputs are mapped and checked before the merge writes a byte: the output's pages
+    // are faulted in meanwhile.
+    out.mode = output_mode::mapped_whole;
+    out.prefault = true;
+    out.prefault_threads = std::max(1u, thread_count(options, facts.cpus) / 2);
+    out.why = "the output fits the host budget: mapped whole and faulted in while the inputs "
+              "are checked";
+    return out;
+  }
   if (input_bytes && *input_bytes > 0 && *input_bytes <= budget && facts.gpu_allowed) {
     // A GPU sort leaves the host's cores idle until the sorted records come back: fault the
     // output's pages in meanwhile, from the start (CUDA takes ~0.3 s to initialise), so that
@@ -171,6 +185,14 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
   plan.output = plan_output(input_bytes, options, facts, plan.layout);
   const std::string size_words = input_bytes ? format_bytes(*input_bytes) : "a stream";
 
+  if (options.merge_only) {
+    plan.how = strategy::merge_inputs;
+    plan.why.push_back("--merge: every input is a sorted run already; each is checked, then "
+                       "all are merged on the host from the page cache (streams are copied "
+                       "to a temporary file first)");
+    plan.why.push_back(plan.output.why);
+    return plan;
+  }
   if (facts.gpu) {
     const gpu_facts& gpu = *facts.gpu;
     if (!facts.gpu_note.empty()) plan.why.push_back(facts.gpu_note);
@@ -265,9 +287,13 @@ std::string sort_plan::describe(const record_format& format) const {
   if (device) s += " on GPU " + std::to_string(*device) + " (" + device_name + ")";
   s += ", " + std::to_string(threads) + " host threads; ";
   // GPU chunks are the device's; of the host layout only the budget and the fan-in apply.
-  s += device ? "budget " + format_bytes(budget_bytes) + ", merge fan-in " +
-                    std::to_string(layout.merge_fanin)
-              : layout.describe(format);
+  // --merge forms no runs: the inputs are the runs.
+  if (how == strategy::merge_inputs)
+    s += "budget " + format_bytes(budget_bytes) + ", one run per input";
+  else
+    s += device ? "budget " + format_bytes(budget_bytes) + ", merge fan-in " +
+                      std::to_string(layout.merge_fanin)
+                : layout.describe(format);
   s += output.mode == output_mode::mapped_whole ? "; output mapped whole" : "; output in windows";
   if (output.prefault) s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";
   for (const std::string& line : why) s += "\n  because " + line;

@@ -22,6 +22,7 @@ enum class strategy : std::uint8_t {
   cpu_one_run,       ///< one host radix sort from the input into the output mapping
   cpu_runs,          ///< host-sorted runs kept in memory, merged
   cpu_spilled_runs,  ///< host-sorted runs in temporary files, merged in passes
+  merge_inputs,      ///< --merge: the inputs are sorted runs already, merged on the host
 };
 
 /// "gpu-one-chunk", "cpu-spilled-runs", ...: the names --verbose and --stats print.

@@ -8,6 +8,7 @@
 #include "core/host_buffer.hpp"
 #include "core/parse_size.hpp"
 #include "core/trace.hpp"
+#include "cpu/key_order.hpp"
 #include "cpu/radix_sort.hpp"
 #include "gpusort/sort.hpp"
 #include "io/input_source.hpp"
@@ -15,6 +16,7 @@
 #include "io/output_sink.hpp"
 #include "pipeline/plan.hpp"
 #include "pipeline/strategy.hpp"
+#include "pipeline/unique_output.hpp"
 
 namespace gpusort {
 namespace {
@@ -37,6 +39,7 @@ pipeline::strategy_result run_strategy(const pipeline::sort_context& ctx) {
     case pipeline::strategy::cpu_one_run: return pipeline::sort_cpu_one_run(ctx);
     case pipeline::strategy::cpu_runs:
     case pipeline::strategy::cpu_spilled_runs: return pipeline::sort_cpu_runs(ctx);
+    case pipeline::strategy::merge_inputs: return pipeline::merge_sorted_inputs(ctx);
   }
   throw error("sort: unknown strategy");
 }
@@ -68,11 +71,16 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   pipeline::host_facts facts = pipeline::probe_host(options);
   pipeline::strategy_result result;
   std::string backend;
+  // --unique: our own temporary file is compacted after the sort; an output written in place
+  // (a pipe, stdout redirected to a file, which may not be readable) is filtered on its way
+  // out, in order.
+  const bool unique_stream = options.unique && !out.is_private_file();
+  std::optional<std::uint64_t> unique_stream_bytes;
   tbb::task_arena arena(static_cast<int>(pipeline::thread_count(options, facts.cpus)));
   arena.execute([&] {
     // The output first: an output to be prefaulted starts faulting while CUDA initialises.
     const pipeline::output_plan writing = pipeline::plan_output(input.known_size(), options, facts);
-    pipeline::output_opener opener(out, writing, options.format.record_size, &trace);
+    pipeline::output_opener opener(out, writing, options.format, unique_stream, &trace);
     if (writing.prefault) opener.open(*input.known_size());
     pipeline::probe_gpu(options, facts);
     const pipeline::sort_plan plan = pipeline::make_plan(input.known_size(), options, facts);
@@ -80,21 +88,35 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
                         plan.describe(options.format));
     result = run_strategy({input, opener, options, plan, arena, &trace});
     backend = plan.on_gpu() ? plan.device_name : "cpu";
+    unique_stream_bytes = opener.unique_stream_bytes();
   });  // the output is unmapped here, while the runs' memory may still be going back
+  const std::uint32_t rec = options.format.record_size;
+  std::uint64_t output_records = result.records;
+  if (unique_stream_bytes) {
+    output_records = *unique_stream_bytes / rec;
+  } else if (options.unique) {
+    arena.execute([&] {
+      output_records = pipeline::unique_in_file(
+          out.fd(), out.base_offset(), result.records, options.format,
+          pipeline::host_budget(options, facts.physical_memory) / 4, &trace);
+    });
+    out.shrink(result.records * rec, output_records * rec);
+  }
   if (result.releasing.valid()) result.releasing.get();
 
   sort_stats stats;
   stats.backend = backend;
   stats.strategy = pipeline::strategy_name(result.ran);
   stats.records = result.records;
-  stats.input_bytes = result.records * options.format.record_size;
+  stats.output_records = output_records;
+  stats.input_bytes = result.records * rec;
   stats.runs = result.runs;
   stats.merge_passes = result.merge_passes;
   stats.spilled = result.spilled;
   if (trace_out) write_trace(trace, *trace_out, options.fsync);
   {
     trace_recorder::scope timer(&trace, "commit");
-    out.commit(options.fsync, stats.input_bytes);
+    out.commit(options.fsync, output_records * rec);
   }
   return finish_stats(trace, std::move(stats));
 }
@@ -121,6 +143,12 @@ sort_stats sort_buffer(std::span<std::byte> data, const sort_options& options) {
                                           options.descending);
     if (sorted != data.data()) std::memcpy(data.data(), sorted, data.size());
   });
+  stats.output_records = stats.records;
+  if (options.unique) {
+    trace_recorder::scope timer(&trace, "unique", data.size());
+    stats.output_records =
+        cpu::unique_records(data.data(), stats.records, nullptr, data.data(), format);
+  }
   return finish_stats(trace, std::move(stats));
 }
 

@@ -27,20 +27,26 @@ namespace gpusort::pipeline {
 /// The output sink, opened once for the whole output in the plan's output mode: sort_file
 /// opens it before the GPU is probed when it is to be prefaulted, the single-run strategy
 /// before it sorts, the merges when the number of records is known.
+/// With `unique_stream`, the sink of an output written in place drops records equal to the
+/// one in front (--unique; our own temporary file is compacted after the sort instead, see
+/// unique_output.hpp).
 class output_opener {
  public:
-  output_opener(io::output_file& out, const output_plan& plan, std::uint32_t record_size,
-                trace_recorder* trace)
-      : out_(out), plan_(plan), record_size_(record_size), trace_(trace) {}
+  output_opener(io::output_file& out, const output_plan& plan, const record_format& format,
+                bool unique_stream, trace_recorder* trace)
+      : out_(out), plan_(plan), format_(format), unique_stream_(unique_stream), trace_(trace) {}
 
   /// The sink for `total_bytes`; later calls must name the same size.
   io::output_sink& open(std::uint64_t total_bytes);
   [[nodiscard]] bool is_open() const noexcept { return sink_ != nullptr; }
+  /// Bytes that reached a --unique stream output (after finish()); nullopt for other outputs.
+  [[nodiscard]] std::optional<std::uint64_t> unique_stream_bytes() const;
 
  private:
   io::output_file& out_;
   output_plan plan_;
-  std::uint32_t record_size_;
+  record_format format_;
+  bool unique_stream_;
   trace_recorder* trace_;
   std::unique_ptr<io::output_sink> sink_;
   std::uint64_t bytes_ = 0;
@@ -81,6 +87,11 @@ strategy_result sort_cpu_one_run(const sort_context& ctx);
 /// cpu_runs and cpu_spilled_runs (strategy_cpu_runs.cpp): runs sorted on the host into a
 /// run store that keeps plan.layout.resident_bytes in memory and spills the rest, merged.
 strategy_result sort_cpu_runs(const sort_context& ctx);
+
+/// merge_inputs (strategy_merge_inputs.cpp, --merge): every input is a sorted run; all are
+/// checked before the output is opened, then merged from their mappings.
+/// @throw gpusort::error naming the first input found out of order, and where.
+strategy_result merge_sorted_inputs(const sort_context& ctx);
 
 /// Writes the runs in `store` to the output (shared by the strategies that form runs): one
 /// resident run as it is, several merged in as many passes as the fan-in needs.

@@ -7,7 +7,11 @@
 
 #include <array>
 #include <cstdio>
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <optional>
+#include <random>
 
 #include "test_support.hpp"
 
@@ -216,6 +220,113 @@ TEST(Cli, FailedSortKeepsTheOldOutput) {
   const result r = run_gpusort("--devices none " + dir.file("in.bin") + " " + dir.file("out.bin"), dir);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(test::read_file(dir.file("out.bin")), std::vector<std::byte>(16, std::byte{9}));
+}
+
+
+/// u64 keys 0, 1, ..., n-1 with `dup` repeated at its place, and `swap_at` swapped with its
+/// successor when set.
+std::vector<std::byte> counting_keys(std::uint64_t n, std::optional<std::uint64_t> swap_at = {}) {
+  std::vector<std::uint64_t> keys(n);
+  for (std::uint64_t i = 0; i < n; ++i) keys[i] = i / 2;  // every key twice
+  if (swap_at) std::swap(keys[*swap_at], keys[*swap_at + 1]);
+  std::vector<std::byte> out(n * 8);
+  std::memcpy(out.data(), keys.data(), out.size());
+  return out;
+}
+
+TEST(Cli, CheckExitsOneAndNamesTheFirstDisorder) {
+  test::scratch_dir dir;
+  test::write_file(dir.file("sorted.bin"), counting_keys(100000));
+  test::write_file(dir.file("unsorted.bin"), counting_keys(100000, 70001));
+  result r = run_gpusort("-c " + dir.file("sorted.bin"), dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  r = run_gpusort("--check " + dir.file("unsorted.bin"), dir);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "gpusort: " + dir.file("unsorted.bin") +
+                       ": disorder: record 70002 (key 35000 after key 35001)\n");
+  for (const char* quiet : {"-C", "--check=quiet", "--check=silent"}) {
+    r = run_gpusort(std::string(quiet) + " " + dir.file("unsorted.bin"), dir);
+    EXPECT_EQ(r.status, 1) << quiet;
+    EXPECT_EQ(r.err, "") << quiet;
+  }
+  // -u: equal neighbours are disorder; -r: the other direction.
+  r = run_gpusort("-c -u " + dir.file("sorted.bin"), dir);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("record 1 (key 0 after key 0)"), std::string::npos) << r.err;
+  EXPECT_EQ(run_gpusort("-c -r " + dir.file("sorted.bin"), dir).status, 1);
+  // From a pipe, and the usage errors sort has too.
+  EXPECT_EQ(run_gpusort("-c < " + dir.file("sorted.bin"), dir).status, 0);
+  EXPECT_EQ(run_gpusort("-C - < " + dir.file("unsorted.bin"), dir).status, 1);
+  const std::string cat = "cat " + dir.file("unsorted.bin") + " | " + GPUSORT_BINARY + " -C";
+  EXPECT_EQ(WEXITSTATUS(std::system(cat.c_str())), 1);
+  r = run_gpusort("-c " + dir.file("sorted.bin") + " " + dir.file("other.bin"), dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("extra operand"), std::string::npos) << r.err;
+  EXPECT_EQ(run_gpusort("-c -o " + dir.file("x.bin") + " " + dir.file("sorted.bin"), dir).status, 2);
+  EXPECT_EQ(run_gpusort("-c -m " + dir.file("sorted.bin"), dir).status, 2);
+  EXPECT_EQ(run_gpusort("--check=loud " + dir.file("sorted.bin"), dir).status, 2);
+  EXPECT_EQ(run_gpusort("-c " + dir.file("missing.bin"), dir).status, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.bin")));
+}
+
+TEST(Cli, UniqueIntoFilesAndPipes) {
+  test::scratch_dir dir;
+  const record_format f = test::make_format("u64", 8, 0);
+  auto data = counting_keys(300000);
+  std::mt19937_64 rng(test::base_seed());
+  for (std::size_t i = 300000 - 1; i > 0; --i)
+    std::swap_ranges(data.begin() + static_cast<std::ptrdiff_t>(8 * i),
+                     data.begin() + static_cast<std::ptrdiff_t>(8 * i + 8),
+                     data.begin() + static_cast<std::ptrdiff_t>(8 * (rng() % (i + 1))));
+  test::write_file(dir.file("in.bin"), data);
+  std::vector<std::byte> expected(150000 * 8);
+  for (std::uint64_t k = 0; k < 150000; ++k) std::memcpy(expected.data() + 8 * k, &k, 8);
+  // A file (one run, and spilled runs), stdout redirected to a file, and a pipe.
+  for (const std::string opts : {"-u", "-u -S 4M"}) {
+    const result r = run_gpusort("--devices none " + opts + " " + dir.file("in.bin") + " " +
+                                     dir.file("out.bin"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(test::read_file(dir.file("out.bin")), expected) << opts;
+  }
+  ASSERT_EQ(run_gpusort("--devices none -u " + dir.file("in.bin") + " > " + dir.file("so.bin"), dir).status, 0);
+  EXPECT_EQ(test::read_file(dir.file("so.bin")), expected);
+  const std::string pipe = "cat " + dir.file("in.bin") + " | " + GPUSORT_BINARY +
+                           " --devices none -u -S 4M | cat > " + dir.file("pipe.bin");
+  ASSERT_EQ(std::system(pipe.c_str()), 0);
+  EXPECT_EQ(test::read_file(dir.file("pipe.bin")), expected);
+  (void)f;
+}
+
+TEST(Cli, MergeTakesSortedFilesAndPipesAndRefusesUnsortedOnes) {
+  test::scratch_dir dir;
+  test::write_file(dir.file("a.bin"), counting_keys(1000));
+  test::write_file(dir.file("b.bin"), counting_keys(3000));
+  test::write_file(dir.file("bad.bin"), counting_keys(3000, 11));
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t i = 0; i < 1000; ++i) keys.push_back(i / 2);
+  for (std::uint64_t i = 0; i < 3000; ++i) keys.push_back(i / 2);
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::byte> expected(keys.size() * 8);
+  std::memcpy(expected.data(), keys.data(), expected.size());
+  result r = run_gpusort("-m " + dir.file("a.bin") + " " + dir.file("b.bin") + " -o " +
+                             dir.file("out.bin"), dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), expected);
+  const std::string pipe = "cat " + dir.file("b.bin") + " | " + GPUSORT_BINARY + " -m " +
+                           dir.file("a.bin") + " - -o " + dir.file("piped.bin");
+  ASSERT_EQ(std::system(pipe.c_str()), 0);
+  EXPECT_EQ(test::read_file(dir.file("piped.bin")), expected);
+  // An unsorted input: exit 2, the input and the place named, nothing written, not even to a
+  // pipe.
+  r = run_gpusort("-m " + dir.file("a.bin") + " " + dir.file("bad.bin") + " -o " +
+                      dir.file("out.bin"), dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(dir.file("bad.bin") + ": not sorted: record 12"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), expected);
+  r = run_gpusort("-m " + dir.file("bad.bin") + " | cat > " + dir.file("pipe-out.bin"), dir);
+  EXPECT_EQ(test::read_file(dir.file("pipe-out.bin")).size(), 0u);
 }
 
 }  // namespace

@@ -256,6 +256,26 @@ TEST(ProbeHost, CpuOptionsNeverTouchTheGpu) {
   EXPECT_FALSE(probe_host(o).gpu_allowed);
 }
 
+TEST(MakePlan, MergeOnlyMergesTheInputsOnTheHostEvenWithAGpu) {
+  sort_options o = u64_options();
+  o.merge_only = true;
+  for (const host_facts& facts : {cpu_host(), gpu_host(GiB)}) {
+    const sort_plan plan = make_plan(16 * GiB, o, facts);
+    EXPECT_EQ(plan.how, strategy::merge_inputs) << why(plan);
+    EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
+    EXPECT_TRUE(plan.output.prefault) << "faulted in while the inputs are checked";
+    EXPECT_NE(plan.describe(o.format).find("one run per input"), std::string::npos);
+  }
+  EXPECT_FALSE(make_plan(100 * GiB, o, cpu_host()).output.prefault)
+      << "an output larger than the budget would only evict itself";
+  // No CUDA initialisation for a merge.
+  EXPECT_FALSE(probe_host(o).gpu_allowed);
+  host_facts facts = probe_host(o);
+  probe_gpu(o, facts);
+  EXPECT_FALSE(facts.gpu.has_value());
+  EXPECT_EQ(facts.gpu_note, "--merge");
+}
+
 // The strategy sort_file reports is the one the plan names, for each CPU strategy.
 TEST(SortFileStrategy, StatsNameTheStrategyThatRan) {
   test::scratch_dir dir;

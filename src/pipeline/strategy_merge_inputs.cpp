@@ -1,0 +1,121 @@
+// Strategy merge_inputs (--merge): every input is already a sorted run. Each is mapped (a
+// stream is first copied to a temporary file), checked in order before any output exists, and
+// the runs are merged straight from the page cache into the output.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+#include <vector>
+
+#include "core/host_buffer.hpp"
+#include "core/parse_size.hpp"
+#include "core/trace.hpp"
+#include "cpu/key_order.hpp"
+#include "gpusort/error.hpp"
+#include "io/temp_file.hpp"
+#include "pipeline/merge_runs.hpp"
+#include "pipeline/strategy.hpp"
+
+namespace gpusort::pipeline {
+namespace {
+
+constexpr std::size_t spool_block_bytes = std::size_t{8} << 20;
+
+/// Copies the stream `in` to an anonymous file in `dir`, which is returned with its size.
+std::pair<io::file_descriptor, std::uint64_t> spool_stream(const io::file_descriptor& in,
+                                                           const std::string& dir,
+                                                           std::uint32_t record_size,
+                                                           trace_recorder* trace) {
+  io::file_descriptor file = io::make_anonymous_file(io::temp_directory(dir));
+  host_buffer block(spool_block_bytes);
+  std::uint64_t size = 0;
+  trace_recorder::scope timer(trace, "read");
+  for (;;) {
+    const ssize_t got = ::read(in.get(), block.data(), block.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw_error("read " + in.path(), errno);
+    if (got == 0) break;
+    for (ssize_t done = 0; done < got;) {
+      const ssize_t put = ::pwrite(file.get(), block.data() + done,
+                                   static_cast<std::size_t>(got - done),
+                                   static_cast<off_t>(size + static_cast<std::uint64_t>(done)));
+      if (put < 0 && errno == EINTR) continue;
+      if (put <= 0) throw_error("write a temporary copy of " + in.path() + " in " + dir,
+                                put < 0 ? errno : ENOSPC);
+      done += put;
+    }
+    size += static_cast<std::uint64_t>(got);
+  }
+  timer.add_bytes(size);
+  GPUSORT_EXPECTS(size % record_size == 0,
+                  in.path() + ": " + std::to_string(size) + " bytes is not a whole number of " +
+                      std::to_string(record_size) + "-byte records");
+  return {std::move(file), size};
+}
+
+}  // namespace
+
+strategy_result merge_sorted_inputs(const sort_context& ctx) {
+  const record_format& format = ctx.options.format;
+  const std::uint32_t rec = format.record_size;
+  io::input_source& input = ctx.input;
+  // Populating the page tables up front pays while the inputs stay in the page cache; past the
+  // host budget they would only be read from disk twice.
+  const bool populate = input.known_size() && *input.known_size() <= ctx.plan.budget_bytes;
+
+  std::vector<io::input_mapping> mappings;
+  std::vector<io::file_descriptor> spooled;
+  std::vector<cpu::run_view> runs;
+  std::vector<std::string> names;
+  {
+    trace_recorder::scope timer(ctx.trace, "map inputs");
+    for (std::size_t i = 0; i < input.input_count(); ++i) {
+      std::optional<io::input_mapping> m = input.map_input(i, populate);
+      if (!m && !input.descriptor(i).is_regular()) {
+        auto [file, size] =
+            spool_stream(input.descriptor(i), ctx.options.temp_dir, rec, ctx.trace);
+        if (size == 0) continue;
+        void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED,
+                         file.get(), 0);
+        if (p == MAP_FAILED) throw_error("mmap a temporary copy of " + input.descriptor(i).path(), errno);
+        m.emplace(p, static_cast<std::size_t>(size), 0, input.descriptor(i).path());
+        spooled.push_back(std::move(file));
+      }
+      if (!m) continue;  // empty
+      const std::span<const std::byte> bytes = m->bytes();
+      runs.push_back({bytes.data(), bytes.size() / rec});
+      names.push_back(input.descriptor(i).path());
+      mappings.push_back(std::move(*m));
+    }
+  }
+  {
+    // Before the output is opened: an unsorted input leaves no output behind, not even in a
+    // pipe.
+    trace_recorder::scope timer(ctx.trace, "check");
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      timer.add_bytes(runs[j].count * rec);
+      const std::optional<std::uint64_t> bad = cpu::first_disorder(
+          runs[j].data, runs[j].count, nullptr, format, ctx.options.descending, false);
+      if (bad)
+        throw_error(names[j] + ": not sorted: record " + std::to_string(*bad) + " (key " +
+                    cpu::key_text(runs[j].data + *bad * rec, format) + ") orders before " +
+                    "the one in front of it (key " +
+                    cpu::key_text(runs[j].data + (*bad - 1) * rec, format) +
+                    "); --merge takes sorted inputs only");
+    }
+  }
+  strategy_result result;
+  result.ran = strategy::merge_inputs;
+  for (const cpu::run_view& r : runs) result.records += r.count;
+  result.runs = runs.size();
+  io::output_sink& sink = ctx.output.open(result.records * rec);
+  if (!runs.empty()) {
+    merge_views(runs, sink, format, ctx.options.descending, ctx.trace);
+    result.merge_passes = 1;
+  }
+  sink.finish();
+  return result;
+}
+
+}  // namespace gpusort::pipeline
