@@ -17,7 +17,8 @@ find "$build/src/cli" "$build/tools" -maxdepth 3 -type f -perm -u+x -name 'gpuso
 find "$build/tests" -maxdepth 2 -type f -perm -u+x -name '*_test' -exec cp {} "$dest/bin/" \;
 cp tools/bench/run_bench.py tools/peers/*.py "$dest/bench/"
 cp tools/bench/merge/sweep.sh "$dest/bench/merge_sweep.sh"
-cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh "$dest/"
+cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh \
+  tools/bench/gnu_modes.sh "$dest/"
 strip --strip-unneeded "$dest"/bin/* 2>/dev/null || true
 
 # Every shared library the binaries load that is not part of a bare CUDA/Ubuntu image.

@@ -76,6 +76,8 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   // out, in order.
   const bool unique_stream = options.unique && !out.is_private_file();
   std::optional<std::uint64_t> unique_stream_bytes;
+  std::uint64_t output_records = 0;
+  bool compacted = false;  // --unique already applied to the mapped output
   tbb::task_arena arena(static_cast<int>(pipeline::thread_count(options, facts.cpus)));
   arena.execute([&] {
     // The output first: an output to be prefaulted starts faulting while CUDA initialises.
@@ -89,19 +91,27 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     result = run_strategy({input, opener, options, plan, arena, &trace});
     backend = plan.on_gpu() ? plan.device_name : "cpu";
     unique_stream_bytes = opener.unique_stream_bytes();
+    // --unique into a mapped output: compacted before the mapping goes.
+    const std::span<std::byte> mapped = opener.mapping();
+    if (options.unique && !unique_stream && !mapped.empty()) {
+      output_records = pipeline::unique_in_memory(
+          mapped.first(static_cast<std::size_t>(result.records * options.format.record_size)),
+          options.format, pipeline::host_budget(options, facts.physical_memory) / 4, &trace);
+      compacted = true;
+    }
   });  // the output is unmapped here, while the runs' memory may still be going back
   const std::uint32_t rec = options.format.record_size;
-  std::uint64_t output_records = result.records;
+  if (!compacted) output_records = result.records;
   if (unique_stream_bytes) {
     output_records = *unique_stream_bytes / rec;
-  } else if (options.unique) {
+  } else if (options.unique && !compacted) {
     arena.execute([&] {
       output_records = pipeline::unique_in_file(
           out.fd(), out.base_offset(), result.records, options.format,
           pipeline::host_budget(options, facts.physical_memory) / 4, &trace);
     });
-    out.shrink(result.records * rec, output_records * rec);
   }
+  if (options.unique && !unique_stream) out.shrink(result.records * rec, output_records * rec);
   if (result.releasing.valid()) result.releasing.get();
 
   sort_stats stats;

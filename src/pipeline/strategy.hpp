@@ -41,6 +41,10 @@ class output_opener {
   [[nodiscard]] bool is_open() const noexcept { return sink_ != nullptr; }
   /// Bytes that reached a --unique stream output (after finish()); nullopt for other outputs.
   [[nodiscard]] std::optional<std::uint64_t> unique_stream_bytes() const;
+  /// The whole output, while the sink maps it whole (io::output_sink::mapping); else empty.
+  [[nodiscard]] std::span<std::byte> mapping() const {
+    return sink_ != nullptr ? sink_->mapping() : std::span<std::byte>{};
+  }
 
  private:
   io::output_file& out_;

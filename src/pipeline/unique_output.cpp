@@ -1,6 +1,7 @@
-// In-place compaction of a sorted file: blocks are read, compacted and written back at the
-// running output offset, which never passes the read offset. Until the first record is dropped
-// every record is already where it belongs, so a file without equal keys is only read.
+// In-place compaction of a sorted output (a file, or its mapping): blocks are read, compacted
+// and written back at the running output offset, which never passes the read offset. Until the
+// first record is dropped every record is already where it belongs, so an output without equal
+// keys is only read.
 #include "pipeline/unique_output.hpp"
 
 #include <tbb/parallel_for.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "core/host_buffer.hpp"
+#include "core/parallel_copy.hpp"
 #include "core/trace.hpp"
 #include "cpu/key_order.hpp"
 #include "gpusort/error.hpp"
@@ -19,7 +21,7 @@ namespace gpusort::pipeline {
 namespace {
 
 /// Bytes compacted per step, and per read or write call within it (several run at once).
-constexpr std::uint64_t block_bytes = std::uint64_t{256} << 20;
+constexpr std::uint64_t block_bytes = std::uint64_t{64} << 20;
 constexpr std::uint64_t piece_bytes = std::uint64_t{8} << 20;
 
 /// pread or pwrite of `len` bytes at `offset`, in pieces on the arena's threads.
@@ -83,44 +85,94 @@ void unique_stream_sink::write(std::uint64_t offset, std::span<const std::byte> 
   }
 }
 
-std::uint64_t unique_in_file(const io::file_descriptor& file, std::uint64_t base,
-                             std::uint64_t records, const record_format& format,
-                             std::uint64_t buffer_bytes, trace_recorder* trace) {
+namespace {
+
+/**
+ * Compacts `records` sorted records block by block: `load(first, n)` returns the records
+ * [first, first + n), `store(at, data, n)` puts n compacted records at record `at` (never past
+ * the block being compacted). Until the first record is dropped every record is already in
+ * its place: such blocks are only checked for equal neighbours, not copied.
+ */
+template <typename Load, typename Store>
+std::uint64_t compact_blocks(std::uint64_t records, const record_format& format,
+                             std::uint64_t block_records, Load&& load, Store&& store) {
   const std::uint64_t rec = format.record_size;
-  const std::uint64_t block_records = std::clamp<std::uint64_t>(
-      std::min(block_bytes, buffer_bytes / 2) / rec, 1, std::max<std::uint64_t>(records, 1));
-  trace_recorder::scope timer(trace, "unique", records * rec);
-  host_buffer in(static_cast<std::size_t>(block_records * rec));
-  host_buffer out(static_cast<std::size_t>(block_records * rec));
+  host_buffer out;  // compacted records, from the first drop on
   host_buffer last(rec);
   bool have_last = false;
   std::uint64_t kept_total = 0;
   for (std::uint64_t first = 0; first < records; first += block_records) {
     const std::uint64_t n = std::min(block_records, records - first);
-    const std::uint64_t read_at = base + first * rec;
-    transfer_in_pieces(read_at, n * rec, [&](std::uint64_t at, std::uint64_t pos, std::uint64_t len) {
+    const std::byte* block = load(first, n);
+    const std::byte* previous = have_last ? last.data() : nullptr;
+    if (kept_total == first &&
+        !cpu::first_disorder(block, n, previous, format, false, /*strict=*/true)) {
+      std::memcpy(last.data(), block + (n - 1) * rec, rec);
+      have_last = true;
+      kept_total += n;
+      continue;
+    }
+    if (out.size() == 0) out = host_buffer(static_cast<std::size_t>(block_records * rec));
+    const std::uint64_t kept = cpu::unique_records(block, n, previous, out.data(), format);
+    // Before the store, which may overwrite the block.
+    std::memcpy(last.data(), block + (n - 1) * rec, rec);
+    have_last = true;
+    store(kept_total, out.data(), kept);
+    kept_total += kept;
+  }
+  return kept_total;
+}
+
+std::uint64_t block_records_for(std::uint64_t records, std::uint32_t record_size,
+                                std::uint64_t buffer_bytes) {
+  return std::clamp<std::uint64_t>(std::min(block_bytes, buffer_bytes / 2) / record_size, 1,
+                                   std::max<std::uint64_t>(records, 1));
+}
+
+}  // namespace
+
+std::uint64_t unique_in_file(const io::file_descriptor& file, std::uint64_t base,
+                             std::uint64_t records, const record_format& format,
+                             std::uint64_t buffer_bytes, trace_recorder* trace) {
+  const std::uint64_t rec = format.record_size;
+  const std::uint64_t block_records = block_records_for(records, format.record_size, buffer_bytes);
+  trace_recorder::scope timer(trace, "unique", records * rec);
+  host_buffer in(static_cast<std::size_t>(block_records * rec));
+  auto load = [&](std::uint64_t first, std::uint64_t n) -> const std::byte* {
+    transfer_in_pieces(base + first * rec, n * rec,
+                       [&](std::uint64_t at, std::uint64_t pos, std::uint64_t len) {
       const ssize_t got = ::pread(file.get(), in.data() + pos, len, static_cast<off_t>(at));
       if (got < 0 && errno == EINTR) return std::uint64_t{0};
       if (got <= 0) throw_error("unique: read " + file.path(), got < 0 ? errno : EIO);
       return static_cast<std::uint64_t>(got);
     });
-    const std::uint64_t kept =
-        cpu::unique_records(in.data(), n, have_last ? last.data() : nullptr, out.data(), format);
-    std::memcpy(last.data(), in.data() + (n - 1) * rec, rec);
-    have_last = true;
-    const std::uint64_t write_at = base + kept_total * rec;
-    if (write_at != read_at || kept != n) {
-      transfer_in_pieces(write_at, kept * rec,
-                         [&](std::uint64_t at, std::uint64_t pos, std::uint64_t len) {
-        const ssize_t put = ::pwrite(file.get(), out.data() + pos, len, static_cast<off_t>(at));
-        if (put < 0 && errno == EINTR) return std::uint64_t{0};
-        if (put <= 0) throw_error("unique: write " + file.path(), put < 0 ? errno : EIO);
-        return static_cast<std::uint64_t>(put);
-      });
-    }
-    kept_total += kept;
-  }
-  return kept_total;
+    return in.data();
+  };
+  auto store = [&](std::uint64_t at_record, const std::byte* data, std::uint64_t n) {
+    transfer_in_pieces(base + at_record * rec, n * rec,
+                       [&](std::uint64_t at, std::uint64_t pos, std::uint64_t len) {
+      const ssize_t put = ::pwrite(file.get(), data + pos, len, static_cast<off_t>(at));
+      if (put < 0 && errno == EINTR) return std::uint64_t{0};
+      if (put <= 0) throw_error("unique: write " + file.path(), put < 0 ? errno : EIO);
+      return static_cast<std::uint64_t>(put);
+    });
+  };
+  return compact_blocks(records, format, block_records, load, store);
+}
+
+std::uint64_t unique_in_memory(std::span<std::byte> output, const record_format& format,
+                               std::uint64_t buffer_bytes, trace_recorder* trace) {
+  const std::uint64_t rec = format.record_size;
+  const std::uint64_t records = output.size() / rec;
+  trace_recorder::scope timer(trace, "unique", output.size());
+  auto load = [&](std::uint64_t first, std::uint64_t) -> const std::byte* {
+    return output.data() + first * rec;
+  };
+  auto store = [&](std::uint64_t at_record, const std::byte* data, std::uint64_t n) {
+    gpusort::detail::parallel_copy(output.data() + at_record * rec, data, static_cast<std::size_t>(n * rec));
+  };
+  return compact_blocks(records, format, block_records_for(records, format.record_size, buffer_bytes),
+                        load, store);
 }
 
 }  // namespace gpusort::pipeline

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "gpusort/record_format.hpp"
 #include "io/file_descriptor.hpp"
@@ -59,5 +60,10 @@ class unique_stream_sink final : public io::output_sink {
 std::uint64_t unique_in_file(const io::file_descriptor& file, std::uint64_t base,
                              std::uint64_t records, const record_format& format,
                              std::uint64_t buffer_bytes, trace_recorder* trace);
+
+/// unique_in_file on the output's mapping, where the sink maps it whole: compacted at memory
+/// speed before it is unmapped. Returns the records kept.
+std::uint64_t unique_in_memory(std::span<std::byte> output, const record_format& format,
+                               std::uint64_t buffer_bytes, trace_recorder* trace);
 
 }  // namespace gpusort::pipeline

@@ -1,5 +1,6 @@
 // The GNU sort modes through the library: check_file (-c), unique (-u) on every strategy the
 // CPU backend plans, and merge_only (-m) of sorted inputs, against std::stable_sort.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 
 #include "gpusort/error.hpp"
 #include "gpusort/sort.hpp"
+#include "io/file_descriptor.hpp"
+#include "pipeline/unique_output.hpp"
 #include "test_support.hpp"
 
 namespace gpusort {
@@ -194,6 +197,44 @@ TEST(MergeOnly, AnUnsortedInputFailsBeforeTheOutputExists) {
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
   EXPECT_EQ(files, 3u) << "a temporary file was left behind";
+}
+
+// The compaction itself, in blocks far smaller than the output: the first equal keys come
+// after several untouched blocks, then every block shifts.
+TEST(UniqueCompaction, InMemoryAndInAFileAcrossManyBlocks) {
+  const record_format f = test::make_format("i64", 24, 8);
+  test::scratch_dir dir;
+  for (const std::uint64_t first_repeat : {std::uint64_t{0}, std::uint64_t{50000}, std::uint64_t{99999}}) {
+    SCOPED_TRACE("first repeat at " + std::to_string(first_repeat));
+    // Distinct ascending keys, then from first_repeat on every key three times.
+    std::vector<std::byte> data = test::random_records(100000, f, test::base_seed());
+    for (std::uint64_t i = 0; i < 100000; ++i) {
+      const std::int64_t key = i < first_repeat
+                                   ? static_cast<std::int64_t>(i) - 70000
+                                   : static_cast<std::int64_t>(first_repeat + (i - first_repeat) / 3) - 70000;
+      std::memcpy(data.data() + i * 24 + 8, &key, 8);
+    }
+    const auto expected = reference_unique(data, f);
+    const std::uint64_t buffer_bytes = 2 * 4096 * 24;  // blocks of 4096 records
+    std::vector<std::byte> memory = data;
+    const std::uint64_t kept =
+        pipeline::unique_in_memory(memory, f, buffer_bytes, nullptr);
+    ASSERT_EQ(kept, expected.size() / 24);
+    memory.resize(expected.size());
+    EXPECT_EQ(memory, expected);
+
+    // In a file, after a header of 5 bytes that must stay.
+    std::vector<std::byte> file_bytes(5, std::byte{7});
+    file_bytes.insert(file_bytes.end(), data.begin(), data.end());
+    test::write_file(dir.file("out"), file_bytes);
+    const io::file_descriptor fd = io::file_descriptor::open(dir.file("out"), O_RDWR);
+    ASSERT_EQ(pipeline::unique_in_file(fd, 5, 100000, f, buffer_bytes, nullptr), kept);
+    std::vector<std::byte> back = test::read_file(dir.file("out"));
+    EXPECT_EQ(std::vector<std::byte>(back.begin(), back.begin() + 5), std::vector<std::byte>(5, std::byte{7}));
+    back.erase(back.begin(), back.begin() + 5);
+    back.resize(expected.size());
+    EXPECT_EQ(back, expected);
+  }
 }
 
 TEST(SortBufferUnique, KeptRecordsMoveToTheFront) {

@@ -4,8 +4,10 @@
 # at most 8 files (all that come back): tests.log (machine, tests, sanitizer), chunked.log,
 # the harness's results.{csv,md,png} and iofloor-*.json, stats.txt (stats and multichunk) and
 # trace-gpu.json.gz; the harness's console log stays in $WORK.
-# Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk] [cgroup]
-#   (default: all but cgroup)
+# Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk] [cgroup] [gnu]
+#   (default: all but cgroup and gnu)
+#   gnu: tools/bench/gnu_modes.sh: -u/-c on the GPU strategies, and -m of 16 sorted 1 GiB
+#   files against cat and the I/O floor of the same bytes, into gnu.csv and gnu.log.
 #   merge: tools/bench/merge/sweep.sh into merge.csv (and merge-baseline.csv when the package
 #   holds bin/gpusort-bench-merge-baseline, a build of another commit to compare against);
 #   with MERGE_INTO_FILE=1 also merge-file.csv, the same merges into a file mapping.
@@ -35,7 +37,7 @@ say() { echo "== $(date +%T) $*"; }
 if want tests; then
   say tests
   for t in ${TESTS:-record_bits_test run_former_test gpu_sort_file_test gpu_range_sort_test pipeline_test radix_sort_test \
-           multiway_merge_test io_test}; do
+           multiway_merge_test key_order_test io_test}; do
     [ -x "$bin/$t" ] || continue
     echo "### $t"
     timeout 300 "$bin/$t" --gtest_color=no 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40
@@ -160,3 +162,9 @@ if want cgroup; then
   cat "$out/cgroup.csv"
 fi
 say done
+
+if want gnu; then
+  say gnu
+  bash "$here/gnu_modes.sh" "$bin" "$work/gnu" "$out/gnu.csv" > "$out/gnu.log" 2>&1
+  tail -n 40 "$out/gnu.log"
+fi
