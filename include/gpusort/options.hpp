@@ -75,6 +75,9 @@ struct sort_options {
   std::string trace_path;
   /// One-line notices (backend chosen, plan) on stderr.
   bool verbose = false;
+  /// How far the current stage has come, on stderr: a line redrawn in place on a terminal,
+  /// a plain line every few seconds elsewhere.
+  bool progress = false;
 };
 
 }  // namespace gpusort

@@ -113,6 +113,9 @@ po::options_description visible_options() {
        "write a Chrome trace-event JSON of every stage to FILE (open it in Perfetto); it is "
        "written before the output is committed")
       ("verbose,v", po::bool_switch(), "print the plan (strategy, device, budget, runs, output) and why, on stderr")
+      ("progress", po::bool_switch(),
+       "show how far the current stage has come on stderr: a bar with bytes, rate and ETA "
+       "redrawn on a terminal, a plain line every 5 s otherwise")
       ("help,h", po::bool_switch(), "show this help and exit")
       ("version", po::bool_switch(), "show the version and exit");
 
@@ -300,6 +303,7 @@ request parse_command_line(int argc, const char* const* argv) {
   }
   if (vm.count("trace")) o.trace_path = vm["trace"].as<std::string>();
   o.verbose = vm["verbose"].as<bool>();
+  o.progress = vm["progress"].as<bool>();
 
   std::vector<std::string> operands;
   if (vm.count("operand")) operands = vm["operand"].as<std::vector<std::string>>();

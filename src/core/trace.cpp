@@ -44,9 +44,20 @@ void trace_recorder::record(std::string_view track, double begin, double end,
                             std::uint64_t bytes, std::string_view label) {
   std::lock_guard lock(mutex_);
   auto it = std::find(tracks_.begin(), tracks_.end(), track);
-  if (it == tracks_.end()) it = tracks_.insert(tracks_.end(), std::string(track));
-  events_.push_back(event{static_cast<std::uint32_t>(it - tracks_.begin()), begin,
-                          std::max(begin, end), bytes, std::string(label)});
+  if (it == tracks_.end()) {
+    it = tracks_.insert(tracks_.end(), std::string(track));
+    totals_.push_back({std::string(track), 0, begin});
+  }
+  const auto index = static_cast<std::size_t>(it - tracks_.begin());
+  totals_[index].bytes += bytes;
+  totals_[index].first_start = std::min(totals_[index].first_start, begin);
+  events_.push_back(event{static_cast<std::uint32_t>(index), begin, std::max(begin, end), bytes,
+                          std::string(label)});
+}
+
+std::vector<trace_recorder::track_total> trace_recorder::totals() const {
+  std::lock_guard lock(mutex_);
+  return totals_;
 }
 
 std::vector<stage_stats> trace_recorder::summarize() const {

@@ -28,6 +28,15 @@ class trace_recorder {
 
   /// Busy time (union of intervals), bytes and first/last time per track, in first-use order.
   [[nodiscard]] std::vector<stage_stats> summarize() const;
+
+  /// Bytes so far of one track, and when its first interval began (--progress polls these).
+  struct track_total {
+    std::string name;
+    std::uint64_t bytes = 0;
+    double first_start = 0;
+  };
+  /// The running totals of every track, in first-use order; cheap: no pass over the events.
+  [[nodiscard]] std::vector<track_total> totals() const;
   /// Seconds in which at least two of `tracks` were busy at once.
   [[nodiscard]] double overlap_seconds(const std::vector<std::string>& tracks) const;
   /// The Chrome trace-event JSON ("X" events, one thread row per track), for Perfetto.
@@ -68,6 +77,7 @@ class trace_recorder {
   std::chrono::steady_clock::time_point start_;
   mutable std::mutex mutex_;
   std::vector<std::string> tracks_;
+  std::vector<track_total> totals_;  // parallel to tracks_
   std::vector<event> events_;
 };
 

@@ -1,5 +1,6 @@
 // gpusort::sort_file and sort_buffer: open, plan, run the plan's strategy, commit.
 #include <tbb/task_arena.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "core/host_buffer.hpp"
 #include "core/parse_size.hpp"
+#include "core/progress.hpp"
 #include "core/trace.hpp"
 #include "cpu/key_order.hpp"
 #include "cpu/radix_sort.hpp"
@@ -68,6 +70,8 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   std::optional<io::output_file> trace_out;
   if (!options.trace_path.empty()) trace_out.emplace(options.trace_path);
 
+  std::optional<progress_reporter> progress;
+  if (options.progress) progress.emplace(trace, input.known_size(), STDERR_FILENO);
   pipeline::host_facts facts = pipeline::probe_host(options);
   pipeline::strategy_result result;
   std::string backend;
@@ -128,6 +132,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     trace_recorder::scope timer(&trace, "commit");
     out.commit(options.fsync, output_records * rec);
   }
+  progress.reset();  // its line is erased before the caller prints anything
   return finish_stats(trace, std::move(stats));
 }
 
