@@ -23,29 +23,41 @@ namespace {
 
 constexpr const char* usage_line =
     "Usage: gpusort [OPTION]... [INPUT]... [OUTPUT]\n"
-    "Sort binary files of fixed-size records by a key field, on the GPU when there is one.\n"
+    "Sort binary files of fixed-size records by a key field, on the GPU when there\n"
+    "is one.\n"
     "\n"
-    "With -o, every operand is an input. Without it, two operands are INPUT OUTPUT, one is\n"
-    "INPUT (output to stdout), none reads stdin. '-' names stdin or stdout. Several inputs are\n"
-    "concatenated. The output is replaced atomically; it may be one of the inputs. It keeps its\n"
-    "mode and owner; links are followed; devices and FIFOs are written into, not replaced.\n";
+    "With -o, every operand is an input. Without it, two operands are INPUT OUTPUT,\n"
+    "one is INPUT (output to stdout), none reads stdin. '-' names stdin or stdout.\n"
+    "Several inputs are concatenated. The output is replaced atomically; it may be\n"
+    "one of the inputs. It keeps its mode and owner; links are followed; devices and\n"
+    "FIFOs are written into, not replaced.\n";
 
 constexpr const char* examples =
     "\nExamples:\n"
-    "  gpusort keys.bin sorted.bin                 8-byte unsigned keys (the default)\n"
-    "  gpusort -t f64 -r data.bin -o sorted.bin    doubles, largest first\n"
+    "  gpusort keys.bin sorted.bin                8-byte unsigned keys (the default)\n"
+    "  gpusort -t f64 -r data.bin -o sorted.bin   doubles, largest first\n"
     "  gpusort -t i32 --record-size 16 --key-offset 4 recs.bin out.bin\n"
     "  gpusort --format gensort part-*.bin -o all.bin\n"
     "  producer | gpusort -t u32 - - | consumer\n"
-    "  gpusort -S 4G -T /scratch big.bin big.bin   sort in place within 4 GiB of memory\n"
-    "  gpusort -c -t u32 keys.bin && echo sorted   check only\n"
-    "  gpusort -m -u day-*.bin -o all.bin          merge sorted files, dropping equal keys\n"
-    "\nExit status: 0 on success (with -c/-C: sorted), 1 when -c/-C finds disorder, 2 on\n"
-    "trouble (the message names the file and the cause).\n"
+    "  gpusort -S 4G -T /scratch big.bin big.bin  in place, within 4 GiB of memory\n"
+    "  gpusort -c -t u32 keys.bin && echo sorted  check only\n"
+    "  gpusort -m -u day-*.bin -o all.bin         merge sorted files, no equal keys\n"
+    "\nExit status: 0 on success (with -c/-C: sorted), 1 when -c/-C finds disorder,\n"
+    "2 on trouble (the message names the file and the cause).\n"
     "Options may be repeated; the last one counts.\n";
 
-po::options_description visible_options() {
-  po::options_description format_opts("Record format");
+/// --help fits an 80-column terminal.
+constexpr unsigned help_columns = 79;
+
+/// One titled group of options in --help (Boost keeps a group's caption to itself).
+struct option_group {
+  const char* caption;
+  po::options_description options;
+};
+
+/// The options by group, in --help order.
+std::vector<option_group> option_groups() {
+  po::options_description format_opts;
   format_opts.add_options()
       ("type,t", po::value<std::string>()->value_name("TYPE"),
        "key type: u32 u64 i32 i64 f32 f64 (little-endian; floats in IEEE totalOrder) or "
@@ -58,7 +70,7 @@ po::options_description visible_options() {
        "preset: u32 u64 i32 i64 f32 f64 (key-only), kv64 (u64 key + u64 value), gensort "
        "(100-byte records, 10-byte key); -t/--record-size/--key-offset refine it");
 
-  po::options_description order_opts("Ordering");
+  po::options_description order_opts;
   order_opts.add_options()
       ("reverse,r", po::bool_switch(), "largest key first")
       ("stable,s", po::bool_switch(),
@@ -68,7 +80,7 @@ po::options_description visible_options() {
        "write only the first record (in input order) of each run of equal keys; with -c, "
        "equal neighbours are disorder");
 
-  po::options_description mode_opts("Other modes");
+  po::options_description mode_opts;
   mode_opts.add_options()
       (",c", po::bool_switch(),
        "check whether the input is sorted, write nothing: exit 1 and name the first record "
@@ -80,7 +92,7 @@ po::options_description visible_options() {
        "merge inputs that are each sorted already, without sorting; every input is checked "
        "first, and an unsorted one fails the merge before anything is written");
 
-  po::options_description resource_opts("Resources");
+  po::options_description resource_opts;
   resource_opts.add_options()
       ("buffer-size,S", po::value<std::string>()->value_name("SIZE"),
        "host memory budget, e.g. 512M, 8G or 50% (of physical memory; the default is 50%; "
@@ -102,7 +114,7 @@ po::options_description visible_options() {
        "8-byte numeric key and at most 8 bytes of payload whose runs fit -S), host (TBB "
        "multiway merge)");
 
-  po::options_description output_opts("Output and reporting");
+  po::options_description output_opts;
   output_opts.add_options()
       ("output,o", po::value<std::string>()->value_name("FILE"),
        "write the result to FILE instead of the last operand")
@@ -119,8 +131,16 @@ po::options_description visible_options() {
       ("help,h", po::bool_switch(), "show this help and exit")
       ("version", po::bool_switch(), "show the version and exit");
 
+  return {{"Record format", format_opts},
+          {"Ordering", order_opts},
+          {"Other modes", mode_opts},
+          {"Resources", resource_opts},
+          {"Output and reporting", output_opts}};
+}
+
+po::options_description visible_options() {
   po::options_description all;
-  all.add(format_opts).add(order_opts).add(mode_opts).add(resource_opts).add(output_opts);
+  for (const option_group& group : option_groups()) all.add(group.options);
   return all;
 }
 
@@ -176,10 +196,64 @@ merge_location parse_merge_location(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+/// "-t, --type TYPE", "--check[=HOW]", "-C": the spelling GNU tools use, not Boost's
+/// "-t [ --type ] TYPE".
+std::string option_synopsis(const po::option_description& d) {
+  const std::string long_name = d.long_name();
+  const std::string short_name = d.canonical_display_name(po::command_line_style::allow_dash_for_short);
+  std::string s = "  ";
+  if (short_name.size() == 2 && short_name[0] == '-') s += short_name;
+  if (!long_name.empty()) s += (s.size() > 2 ? ", --" : "    --") + long_name;
+  const auto& value = d.semantic();
+  if (value->max_tokens() > 0) {
+    std::string name = value->name();  // "TYPE", or "[=HOW(=diagnose-first)]" when implicit
+    if (const auto open = name.find("(="); open != std::string::npos) name.erase(open, name.find(')', open) - open + 1);
+    if (name.empty() || name[0] != '[') name = " " + name;
+    s += name;
+  }
+  return s;
+}
+
+/// `text` wrapped at help_columns, every line after the first indented by `indent`.
+std::string wrap(const std::string& text, std::size_t first_column, std::size_t indent) {
+  std::string out;
+  std::size_t column = first_column;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (column > indent && column + 1 + word.size() > help_columns) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    } else if (column > indent) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string help_text() {
-  std::ostringstream out;
-  out << usage_line << "\n" << visible_options() << examples;
-  return out.str();
+  constexpr std::size_t description_column = 30;
+  std::string text = usage_line;
+  for (const option_group& group : option_groups()) {
+    text += "\n" + std::string(group.caption) + ":\n";
+    for (const auto& option : group.options.options()) {
+      std::string line = option_synopsis(*option);
+      if (line.size() + 2 > description_column) {
+        text += line + "\n";
+        line = std::string(description_column, ' ');
+      } else {
+        line.resize(description_column, ' ');
+      }
+      text += line + wrap(option->description(), description_column, description_column) + "\n";
+    }
+  }
+  return text + examples;
 }
 
 namespace {

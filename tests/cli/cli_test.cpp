@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "test_support.hpp"
 
@@ -132,8 +133,20 @@ TEST(Cli, StdinToStdout) {
 
 TEST(Cli, HelpAndVersion) {
   test::scratch_dir dir;
-  EXPECT_EQ(run_gpusort("--help > /dev/null", dir).status, 0);
+  EXPECT_EQ(run_gpusort("--help > " + dir.file("help.txt"), dir).status, 0);
   EXPECT_EQ(run_gpusort("--version > /dev/null", dir).status, 0);
+  // GNU layout within 80 columns: "-t, --type TYPE", no Boost "[ --type ]", no trailing blanks.
+  const auto bytes = test::read_file(dir.file("help.txt"));
+  const std::string help(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  EXPECT_NE(help.find("\n  -t, --type TYPE "), std::string::npos) << help;
+  EXPECT_NE(help.find("\n      --check[=HOW] "), std::string::npos) << help;
+  EXPECT_NE(help.find("\n      --stats[=json] "), std::string::npos) << help;
+  EXPECT_EQ(help.find("[ --"), std::string::npos) << help;
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 79u) << line;
+    EXPECT_TRUE(line.empty() || line.back() != ' ') << "trailing blank: '" << line << "'";
+  }
 }
 
 struct error_case {
