@@ -34,6 +34,16 @@ struct device_selection {
   std::vector<int> ids;  ///< device ids when `how == list`
 };
 
+/// Whether bulk reads and writes bypass the page cache (O_DIRECT).
+enum class direct_io : std::uint8_t {
+  /// Where the data is larger than the memory left to the page cache beside the sort's own
+  /// (the usable memory less the budget in use): buffered I/O would only evict it again, and
+  /// queue dirty pages that the kernel throttles to disk speed and a cgroup counts against us.
+  automatic,
+  always,  ///< for the input, the output and spilled runs, wherever the filesystem allows
+  never,   ///< always through the page cache
+};
+
 /// How `--stats` reports per-stage figures.
 enum class stats_format : std::uint8_t { none, text, json };
 
@@ -52,8 +62,9 @@ struct sort_options {
   /// sorted fails the sort before any output is written.
   bool merge_only = false;
 
-  /// Host memory budget in bytes; 0 means the default (half of the physical memory). Raised
-  /// to min_buffer_bytes and capped at the physical memory.
+  /// Host memory budget in bytes; 0 means the default (half of the usable memory: the RAM, or
+  /// a cgroup's memory limit where smaller). Raised to min_buffer_bytes and capped at the
+  /// usable memory.
   std::uint64_t buffer_bytes = 0;
   /// Where spilled runs go; empty means $TMPDIR, else /tmp.
   std::string temp_dir;
@@ -69,6 +80,8 @@ struct sort_options {
 
   /// Request fsync of the output before the rename.
   bool fsync = false;
+  /// --direct-io: O_DIRECT for the input, the output and spilled runs.
+  direct_io direct = direct_io::automatic;
 
   stats_format stats = stats_format::none;
   /// When non-empty, a Chrome trace-event JSON file of every stage is written there.

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/memory_limit.hpp"
 #include "core/parse_size.hpp"
 #include "gpusort/error.hpp"
 #include "gpusort/record_format.hpp"
@@ -95,8 +96,9 @@ std::vector<option_group> option_groups() {
   po::options_description resource_opts;
   resource_opts.add_options()
       ("buffer-size,S", po::value<std::string>()->value_name("SIZE"),
-       "host memory budget, e.g. 512M, 8G or 50% (of physical memory; the default is 50%; "
-       "at least 4M, at most the physical memory)")
+       "host memory budget, e.g. 512M, 8G or 50% (of the usable memory: the RAM, or a "
+       "cgroup's memory limit where smaller; the default is 50%; at least 4M, at most the "
+       "usable memory)")
       ("temporary-directory,T", po::value<std::string>()->value_name("DIR"),
        "directory for runs spilled to disk (default $TMPDIR or /tmp)")
       ("parallel", po::value<std::string>()->value_name("N"),
@@ -112,7 +114,11 @@ std::vector<option_group> option_groups() {
        "where runs of several GPU chunks become the output: auto (default: gpu where it "
        "applies and the output stays within the kernel's dirty-page limit), gpu (cut into key ranges, each sorted again on the GPU; records with a 4- or "
        "8-byte numeric key and at most 8 bytes of payload whose runs fit -S), host (TBB "
-       "multiway merge)");
+       "multiway merge)")
+      ("direct-io", po::value<std::string>()->implicit_value("always")->value_name("WHEN"),
+       "read the input, write the output and spill runs with O_DIRECT, past the page "
+       "cache: auto (default: where the data is larger than the memory left to the page "
+       "cache beside the budget), always (--direct-io alone), never");
 
   po::options_description output_opts;
   output_opts.add_options()
@@ -192,6 +198,13 @@ merge_location parse_merge_location(const std::string& text) {
   if (text == "gpu") return merge_location::gpu;
   if (text == "host") return merge_location::host;
   throw_error("unknown --merge-on '" + text + "' (expected auto, gpu or host)");
+}
+
+direct_io parse_direct_io(const std::string& text) {
+  if (text == "auto") return direct_io::automatic;
+  if (text == "always") return direct_io::always;
+  if (text == "never") return direct_io::never;
+  throw_error("unknown --direct-io '" + text + "' (expected auto, always or never)");
 }
 
 }  // namespace
@@ -287,13 +300,14 @@ request parse_command_line(int argc, const char* const* argv) {
   po::positional_options_description positional;
   positional.add("operand", -1);
 
-  // "--stats" takes an optional value; Boost would swallow the next operand as that value
-  // ("--stats in.bin out.bin"), so a bare --stats is spelled out before parsing.
+  // --stats, --check and --direct-io take an optional value; Boost would swallow the next
+  // operand as that value ("--stats in.bin out.bin"), so a bare one is spelled out first.
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::string& a : args) {
     if (a == "--") break;
     if (a == "--stats") a = "--stats=text";
     if (a == "--check") a = "--check=diagnose-first";
+    if (a == "--direct-io") a = "--direct-io=always";
   }
 
   po::variables_map vm;
@@ -350,7 +364,7 @@ request parse_command_line(int argc, const char* const* argv) {
   GPUSORT_EXPECTS(req.check == check_mode::none || !o.merge_only,
                   "-c/--check and -m/--merge are incompatible");
   if (vm.count("buffer-size"))
-    o.buffer_bytes = parse_size(vm["buffer-size"].as<std::string>(), physical_memory_bytes(),
+    o.buffer_bytes = parse_size(vm["buffer-size"].as<std::string>(), probe_memory_limit().bytes,
                                 "--buffer-size");
   if (vm.count("buffer-size")) GPUSORT_EXPECTS(o.buffer_bytes > 0, "--buffer-size must be positive");
   if (vm.count("temporary-directory")) o.temp_dir = vm["temporary-directory"].as<std::string>();
@@ -370,6 +384,7 @@ request parse_command_line(int argc, const char* const* argv) {
                   "--merge-on gpu needs a GPU, which --devices none and --algorithm cpu rule out: "
                   "drop one of the two");
   o.fsync = vm["fsync"].as<bool>();
+  if (vm.count("direct-io")) o.direct = parse_direct_io(vm["direct-io"].as<std::string>());
   if (vm.count("stats")) {
     const std::string s = vm["stats"].as<std::string>();
     GPUSORT_EXPECTS(s == "text" || s == "json", "invalid --stats=" + s + " (expected json)");

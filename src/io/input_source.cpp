@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gpusort/error.hpp"
+#include "io/direct_io.hpp"
 #include "io/signal_cleanup.hpp"
 
 namespace gpusort::io {
@@ -101,7 +102,7 @@ std::size_t input_source::read(std::span<std::byte> dst, uring& ring,
     if (in.regular) {
       const std::uint64_t left = in.size - in.consumed;
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, rest.size()));
-      if (n > 0) ring.read_exact(in.fd, in.consumed, rest.first(n), config);
+      if (n > 0) read_file_range(in, in.consumed, rest.first(n), ring, config);
       in.consumed += n;
       filled += n;
       if (in.consumed == in.size) ++current_;
@@ -135,10 +136,21 @@ void input_source::read_at(std::uint64_t offset, std::span<std::byte> dst, uring
     }
     const std::size_t n =
         static_cast<std::size_t>(std::min<std::uint64_t>(bytes - offset, dst.size() - filled));
-    ring.read_exact(in.fd, in.start + offset, dst.subspan(filled, n), config);
+    read_file_range(in, in.start + offset, dst.subspan(filled, n), ring, config);
     filled += n;
     offset = 0;
   }
+}
+
+void input_source::read_past_cache() {
+  for (input& in : inputs_)
+    if (in.regular && !in.direct) in.direct = reopen_direct(in.fd, O_RDONLY);
+}
+
+void input_source::read_file_range(const input& in, std::uint64_t offset,
+                                   std::span<std::byte> dst, uring& ring,
+                                   const transfer_config& config) {
+  read_range({in.fd, in.direct ? &*in.direct : nullptr}, offset, dst, ring, config);
 }
 
 input_mapping::input_mapping(void* base, std::size_t length, std::size_t offset,

@@ -81,6 +81,11 @@ class input_source {
    */
   [[nodiscard]] std::optional<input_mapping> map_whole() const;
 
+  /// From now on, read() and read_at() move the aligned middle of every regular input's ranges
+  /// with O_DIRECT, past the page cache (inputs whose filesystem refuses it stay buffered).
+  /// Call before any reading starts. @throw gpusort::error when reopening a file fails
+  void read_past_cache();
+
   /// The inputs one by one (--merge takes each as a run of its own).
   [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
   [[nodiscard]] const file_descriptor& descriptor(std::size_t i) const { return inputs_[i].fd; }
@@ -100,7 +105,11 @@ class input_source {
     std::uint64_t size = 0;  // regular files only
     std::uint64_t start = 0;  // where it begins: stdin redirected from a file may not be at 0
     std::uint64_t consumed = 0;
+    std::optional<file_descriptor> direct;  // read_past_cache(): the same file, O_DIRECT
   };
+  /// Reads a range of one regular input, past the cache where read_past_cache() asked.
+  static void read_file_range(const input& in, std::uint64_t offset, std::span<std::byte> dst,
+                         uring& ring, const transfer_config& config);
   std::vector<input> inputs_;
   std::size_t current_ = 0;
   std::uint32_t record_size_;

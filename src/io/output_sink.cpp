@@ -23,6 +23,7 @@
 #include "core/parallel_copy.hpp"
 #include "core/trace.hpp"
 #include "gpusort/error.hpp"
+#include "io/direct_sink.hpp"
 #include "io/uring.hpp"
 
 namespace gpusort::io {
@@ -353,12 +354,21 @@ write_method parse_write_method(std::string_view name) {
   if (name == "auto") return write_method::automatic;
   if (name == "mmap") return write_method::mmap;
   if (name == "uring") return write_method::uring;
-  throw_error("unknown write method '" + std::string(name) + "' (expected auto, mmap or uring)");
+  if (name == "direct") return write_method::direct;
+  throw_error("unknown write method '" + std::string(name) +
+              "' (expected auto, mmap, uring or direct)");
 }
 
 std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t total_bytes,
                                               write_method method, trace_recorder* trace,
                                               bool persistent_mapping, std::size_t min_window) {
+  if (method == write_method::direct) {
+    if (out.is_private_file()) {
+      if (std::unique_ptr<output_sink> direct = make_direct_sink(out, total_bytes, min_window, trace))
+        return direct;
+    }
+    method = write_method::automatic;  // a stream, or a filesystem without O_DIRECT
+  }
   if (method == write_method::automatic)
     method = (out.is_private_file() && fallocate_works(out)) ? write_method::mmap
                                                              : write_method::uring;

@@ -20,9 +20,10 @@ enum class write_method : std::uint8_t {
   automatic,  ///< mmap for regular files where fallocate works, else uring
   mmap,       ///< fallocate + shared mapping + parallel stores (fastest into the page cache)
   uring,      ///< io_uring writes from staging buffers (the only way into a pipe)
+  direct,     ///< O_DIRECT writes past the page cache (our temporary file; else as automatic)
 };
 
-/// Parses "auto", "mmap" or "uring"; throws gpusort::error otherwise.
+/// Parses "auto", "mmap", "uring" or "direct"; throws gpusort::error otherwise.
 write_method parse_write_method(std::string_view name);
 
 /**

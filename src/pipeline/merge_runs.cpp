@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -15,7 +16,7 @@
 #include "core/trace.hpp"
 #include "cpu/multiway_merge.hpp"
 #include "gpusort/error.hpp"
-#include "io/temp_file.hpp"
+#include "io/direct_io.hpp"
 #include "io/uring.hpp"
 
 namespace gpusort::pipeline {
@@ -51,25 +52,26 @@ void merge_into_sink(std::span<const cpu::run_view> views, std::uint64_t rank_be
 }
 
 /// An output_sink over a range of a temporary file from `base`: one run of an intermediate
-/// pass.
+/// pass. Its window is laid out like the file, so that O_DIRECT writes go from it directly.
 class run_file_sink final : public io::output_sink {
  public:
   /// `record_size`: the staging window holds at least one record, however large.
-  run_file_sink(const io::file_descriptor& file, std::uint64_t base, std::uint32_t record_size,
+  run_file_sink(const spill_file& file, std::uint64_t base, std::uint32_t record_size,
                 trace_recorder* trace)
       : file_(file), base_(base), trace_(trace),
-        staging_(std::max<std::size_t>(window_bytes, record_size)) {}
-  [[nodiscard]] std::size_t max_window() const override { return staging_.size(); }
-  std::span<std::byte> acquire(std::uint64_t, std::size_t len) override {
-    GPUSORT_EXPECTS(len <= staging_.size(), "merge window larger than the staging buffer");
-    return {staging_.data(), len};
+        window_(std::max<std::size_t>(window_bytes, record_size)),
+        staging_(window_ + io::direct_io_alignment) {}
+  [[nodiscard]] std::size_t max_window() const override { return window_; }
+  std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
+    GPUSORT_EXPECTS(len <= window_, "merge window larger than the staging buffer");
+    return {staging_.data() + (base_ + offset) % io::direct_io_alignment, len};
   }
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
     trace_recorder::scope timer(trace_, "spill", window.size());
-    ring_.write_exact(file_, base_ + offset, window);
+    io::write_range(file_.pair(), base_ + offset, window, ring_, {});
   }
   void write(std::uint64_t offset, std::span<const std::byte> data) override {
-    ring_.write_exact(file_, base_ + offset, data);
+    io::write_range(file_.pair(), base_ + offset, data, ring_, {});
   }
   void finish() override {}
   [[nodiscard]] const char* name() const override { return "run file"; }
@@ -77,40 +79,45 @@ class run_file_sink final : public io::output_sink {
 
  private:
   static constexpr std::size_t window_bytes = std::size_t{16} << 20;
-  const io::file_descriptor& file_;
+  const spill_file& file_;
   std::uint64_t base_;
   trace_recorder* trace_;
+  std::size_t window_;
   host_buffer staging_;
   io::uring ring_{32};
 };
 
-/// Reads one spilled run in windows; a resident run is viewed directly.
+/// Reads one spilled run in windows of W records into a buffer of three: the window being
+/// merged, the one read ahead while it is, and room so that the unread records move back to
+/// the front (at most once per record) only while no read is in flight. A resident run is
+/// viewed directly.
 class run_cursor {
  public:
   run_cursor(sorted_run& run, std::uint64_t window, std::uint32_t record_size)
       : run_(run), window_(window), rec_(record_size) {
-    if (!run_.resident()) buffer_ = host_buffer(static_cast<std::size_t>(2 * window_ * rec_));
+    if (!run_.resident()) buffer_ = host_buffer(static_cast<std::size_t>(3 * window_ * rec_));
   }
 
-  /// Makes the next min(window, remaining) records available and returns them.
+  /// Makes the next min(W, remaining) records available and returns them; reads what the
+  /// read-ahead did not bring.
   cpu::run_view view(io::uring& ring, trace_recorder* trace) {
-    const std::uint64_t remaining = run_.records - consumed_;
-    const std::uint64_t want = std::min(window_, remaining);
+    const std::uint64_t want = std::min(window_, run_.records - consumed_);
     if (run_.resident()) return {run_.memory.data() + consumed_ * rec_, want};
-    if (loaded_ < want) {
-      if (start_ + want > 2 * window_) {  // compact: keep the unread records at the front
-        std::memmove(buffer_.data(), buffer_.data() + start_ * rec_, loaded_ * rec_);
-        start_ = 0;
-      }
-      const std::uint64_t file_pos = consumed_ + loaded_;
-      const std::uint64_t n = want - loaded_;
-      trace_recorder::scope timer(trace, "read runs", n * rec_);
-      ring.read_exact(*run_.file, run_.file_offset + file_pos * rec_,
-                      {buffer_.data() + (start_ + loaded_) * rec_,
-                       static_cast<std::size_t>(n * rec_)});
-      loaded_ = want;
+    if (start_ > window_) {  // room for the next read-ahead behind this window
+      std::memmove(buffer_.data(), buffer_.data() + start_ * rec_, loaded_ * rec_);
+      start_ = 0;
     }
+    if (loaded_ < want) load(want - loaded_, ring, trace);
     return {buffer_.data() + start_ * rec_, want};
+  }
+
+  /// While the current window is merged: reads the records that the next view() will want
+  /// once `consumed` of the current ones are merged, behind those loaded now.
+  void read_ahead(std::uint64_t consumed, io::uring& ring, trace_recorder* trace) {
+    if (run_.resident()) return;
+    const std::uint64_t next_want = std::min(window_, run_.records - consumed_ - consumed);
+    const std::uint64_t left = loaded_ - consumed;
+    if (next_want > left) load(next_want - left, ring, trace);
   }
 
   void advance(std::uint64_t records) {
@@ -122,6 +129,15 @@ class run_cursor {
   }
 
  private:
+  /// Appends the run's next `n` records behind those loaded.
+  void load(std::uint64_t n, io::uring& ring, trace_recorder* trace) {
+    trace_recorder::scope timer(trace, "read runs", n * rec_);
+    io::read_range(run_.file->pair(), run_.file_offset + (consumed_ + loaded_) * rec_,
+                   {buffer_.data() + (start_ + loaded_) * rec_, static_cast<std::size_t>(n * rec_)},
+                   ring, {});
+    loaded_ += n;
+  }
+
   sorted_run& run_;
   std::uint64_t window_;
   std::uint32_t rec_;
@@ -131,22 +147,24 @@ class run_cursor {
   std::uint64_t loaded_ = 0;    // unmerged records present in the buffer
 };
 
-/// Merges `runs` (any mix of resident and spilled) into `sink` window by window.
+/// Merges `runs` (any mix of resident and spilled) into `sink` window by window; the spilled
+/// runs' next windows are read while the current ones merge.
 void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool parallel_windows,
                     const record_format& format, bool descending, std::uint64_t budget,
                     trace_recorder* trace) {
   const std::uint32_t rec = format.record_size;
   std::uint64_t total = 0;
   for (const sorted_run& r : runs) total += r.records;
-  // Two windows' worth of buffer per spilled run, plus the output window.
+  // Three windows' worth of buffer per spilled run, plus the output window.
   std::uint64_t spilled = 0;
   for (const sorted_run& r : runs) spilled += r.resident() ? 0 : 1;
   const std::uint64_t window =
-      std::max<std::uint64_t>(1, budget / (rec * (2 * spilled + 2)));
+      std::max<std::uint64_t>(1, budget / (rec * (3 * spilled + 2)));
   std::vector<run_cursor> cursors;
   cursors.reserve(runs.size());
   for (sorted_run& r : runs) cursors.emplace_back(r, window, rec);
   io::uring ring(64);
+  io::uring ahead_ring(64);  // the read-ahead's, used by one task at a time
   std::vector<cpu::run_view> views(runs.size());
   std::uint64_t produced = 0;
   while (produced < total) {
@@ -157,8 +175,21 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
       trace_recorder::scope timer(trace, "merge");
       cuts = cpu::select_cuts(views, take, format, descending);
     }
-    merge_into_sink(views, 0, take, produced * rec, sink, parallel_windows, format, descending,
-                    trace);
+    std::future<void> ahead;
+    if (spilled > 0 && produced + take < total) {
+      ahead = std::async(std::launch::async, [&] {
+        for (std::size_t j = 0; j < runs.size(); ++j)
+          cursors[j].read_ahead(cuts[j], ahead_ring, trace);
+      });
+    }
+    try {
+      merge_into_sink(views, 0, take, produced * rec, sink, parallel_windows, format,
+                      descending, trace);
+    } catch (...) {
+      if (ahead.valid()) ahead.wait();  // it writes into the cursors' buffers
+      throw;
+    }
+    if (ahead.valid()) ahead.get();
     for (std::size_t j = 0; j < runs.size(); ++j) cursors[j].advance(cuts[j]);
     produced += take;
   }
@@ -185,13 +216,21 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
     merge_views(views, sink, format, descending, trace);
     return 1;
   }
+  // The spilled runs' read windows share what the resident runs leave of the budget: both are
+  // in memory during the merge (with the whole budget for windows, GPU runs at 16 GiB with
+  // -S 4G took 6 GiB and were killed under a 6 GiB cgroup limit on the H200 machine).
+  std::uint64_t resident = 0;
+  for (const sorted_run& r : runs) resident += r.resident() ? r.records * format.record_size : 0;
+  const std::uint64_t window_budget =
+      std::max(layout.budget_bytes > resident ? layout.budget_bytes - resident : 0,
+               min_buffer_bytes);
   std::uint32_t passes = 0;
   // Intermediate passes: merge consecutive groups (keeps stability) until one pass suffices.
   // Each pass writes its runs one after another into one new file, so that the descriptors
   // held stay few however many runs there are.
   while (runs.size() > layout.merge_fanin) {
     std::vector<sorted_run> next;
-    std::shared_ptr<const io::file_descriptor> pass_file;
+    std::shared_ptr<const spill_file> pass_file;
     std::uint64_t pass_end = 0;
     for (std::size_t first = 0; first < runs.size(); first += layout.merge_fanin) {
       const std::size_t last = std::min(runs.size(), first + layout.merge_fanin);
@@ -199,9 +238,8 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
         next.push_back(std::move(runs[first]));
         continue;
       }
-      if (pass_file == nullptr)
-        pass_file = std::make_shared<const io::file_descriptor>(
-            io::make_anonymous_file(store.temp_dir()));
+      if (pass_file == nullptr) pass_file = store.new_spill_file();
+      pass_end = run_store::run_start(*pass_file, pass_end);
       sorted_run merged;
       merged.file = pass_file;
       merged.file_offset = pass_end;
@@ -209,7 +247,7 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
       {
         run_file_sink file_sink(*pass_file, pass_end, format.record_size, trace);
         merge_windowed({runs.data() + first, last - first}, file_sink, false, format,
-                       descending, layout.budget_bytes, trace);
+                       descending, window_budget, trace);
       }
       // Free the inputs of this group now: the disk space and memory are needed.
       for (std::size_t j = first; j < last; ++j) runs[j].release(format.record_size);
@@ -219,7 +257,7 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
     runs = std::move(next);
     ++passes;
   }
-  merge_windowed(runs, sink, parallel_windows, format, descending, layout.budget_bytes, trace);
+  merge_windowed(runs, sink, parallel_windows, format, descending, window_budget, trace);
   return passes + 1;
 }
 

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "cpu/multiway_merge.hpp"
+#include "gpusort/options.hpp"
 #include "gpusort/record_format.hpp"
 #include "io/output_sink.hpp"
 #include "pipeline/run_store.hpp"

@@ -14,7 +14,9 @@ io::output_sink& output_opener::open(std::uint64_t total_bytes) {
   }
   // One mapping of the whole output serves the GPU and single-run strategies (and allows the
   // prefault); the merges write windows.
-  sink_ = io::make_output_sink(out_, total_bytes, io::write_method::automatic, trace_,
+  const io::write_method method = plan_.mode == output_mode::direct ? io::write_method::direct
+                                                                     : io::write_method::automatic;
+  sink_ = io::make_output_sink(out_, total_bytes, method, trace_,
                                plan_.mode == output_mode::mapped_whole, format_.record_size);
   if (unique_stream_) sink_ = std::make_unique<unique_stream_sink>(std::move(sink_), format_);
   bytes_ = total_bytes;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/memory_limit.hpp"
 #include "core/parse_size.hpp"
 #include "cpu/radix_sort.hpp"
 #include "cpu/sort_items.hpp"
@@ -55,7 +56,11 @@ std::uint64_t read_sysctl(const char* path) {
 
 host_facts probe_host(const sort_options& options) {
   host_facts facts;
-  facts.physical_memory = physical_memory_bytes();
+  const memory_limit memory = probe_memory_limit();
+  facts.usable_memory = memory.bytes;
+  if (memory.from_cgroup())
+    facts.memory_note = "memory limited to " + format_bytes(memory.bytes) + " by " +
+                        memory.source + " (RAM " + format_bytes(memory.physical_bytes) + ")";
   facts.cpus = available_cpus();
   facts.dirty_bytes = read_sysctl("/proc/sys/vm/dirty_bytes");
   facts.dirty_ratio = static_cast<unsigned>(read_sysctl("/proc/sys/vm/dirty_ratio"));
@@ -90,6 +95,12 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
                         const host_facts& facts, const run_layout& layout) {
   const std::uint64_t budget = layout.budget_bytes;
   output_plan out;
+  if (std::string direct = direct_io_reason(input_bytes, options, facts, budget);
+      !direct.empty()) {
+    out.mode = output_mode::direct;
+    out.why = "output written with O_DIRECT: " + direct;
+    return out;
+  }
   if (options.merge_only && input_bytes && *input_bytes > 0 && *input_bytes <= budget) {
     // The inputs are mapped and checked before the merge writes a byte: the output's pages
     // are faulted in meanwhile.
@@ -145,8 +156,8 @@ std::string gpu_ranges_throttled(std::optional<std::uint64_t> input_bytes,
                                  const host_facts& facts, const sort_plan& plan) {
   if (!input_bytes || plan.output.mode != output_mode::mapped_whole) return {};
   std::uint64_t limit = facts.dirty_bytes;
-  if (limit == 0 && facts.dirty_ratio != 0 && facts.physical_memory > *input_bytes)
-    limit = (facts.physical_memory - *input_bytes) / 100 * facts.dirty_ratio;
+  if (limit == 0 && facts.dirty_ratio != 0 && facts.usable_memory > *input_bytes)
+    limit = (facts.usable_memory - *input_bytes) / 100 * facts.dirty_ratio;
   if (limit == 0 || *input_bytes <= limit) return {};
   return "its output of " + format_bytes(*input_bytes) + " passes the kernel's dirty-page limit "
          "of " + format_bytes(limit) + " beside the runs, where writing it in one last pass is "
@@ -155,27 +166,46 @@ std::string gpu_ranges_throttled(std::optional<std::uint64_t> input_bytes,
 
 }  // namespace
 
+std::string direct_io_reason(std::optional<std::uint64_t> bytes, const sort_options& options,
+                             const host_facts& facts, std::uint64_t budget) {
+  switch (options.direct) {
+    case direct_io::never: return {};
+    case direct_io::always: return "--direct-io";
+    case direct_io::automatic: break;
+  }
+  if (!bytes || *bytes == 0) return {};
+  // The sort's own memory never exceeds its input, whatever the budget allows.
+  const std::uint64_t in_use = std::min(budget, *bytes);
+  const std::uint64_t room = facts.usable_memory > in_use ? facts.usable_memory - in_use : 0;
+  if (*bytes <= room) return {};
+  return format_bytes(*bytes) + " is more than the " + format_bytes(room) +
+         " of memory left to the page cache beside the sort's own " + format_bytes(in_use) +
+         (facts.memory_note.empty() ? std::string() : " (" + facts.memory_note + ")") +
+         " (--direct-io never to insist on the page cache)";
+}
+
 output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_options& options,
                         const host_facts& facts) {
   return plan_output(input_bytes, options, facts,
-                     layout_for(input_bytes, options, host_budget(options, facts.physical_memory)));
+                     layout_for(input_bytes, options, host_budget(options, facts.usable_memory)));
 }
 
-std::uint64_t host_budget(const sort_options& options, std::uint64_t physical_memory) noexcept {
+std::uint64_t host_budget(const sort_options& options, std::uint64_t usable_memory) noexcept {
   const std::uint64_t asked =
-      options.buffer_bytes != 0 ? options.buffer_bytes : physical_memory / 2;
-  return std::clamp(asked, min_buffer_bytes, std::max(physical_memory, min_buffer_bytes));
+      options.buffer_bytes != 0 ? options.buffer_bytes : usable_memory / 2;
+  return std::clamp(asked, min_buffer_bytes, std::max(usable_memory, min_buffer_bytes));
 }
 
 sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options& options,
                     const host_facts& facts) {
   const record_format& format = options.format;
   sort_plan plan;
-  plan.budget_bytes = host_budget(options, facts.physical_memory);
+  plan.budget_bytes = host_budget(options, facts.usable_memory);
   if (options.buffer_bytes != 0 && plan.budget_bytes != options.buffer_bytes)
     plan.why.push_back("host budget " + format_bytes(options.buffer_bytes) + " adjusted to " +
                        format_bytes(plan.budget_bytes) + " (at least " +
-                       format_bytes(min_buffer_bytes) + ", at most the physical memory)");
+                       format_bytes(min_buffer_bytes) + ", at most the usable memory)");
+  if (!facts.memory_note.empty()) plan.why.push_back(facts.memory_note);
   plan.threads = thread_count(options, facts.cpus);
   if (options.threads > facts.cpus)
     plan.why.push_back(std::to_string(options.threads) + " threads asked, " +
@@ -183,6 +213,13 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                        std::to_string(plan.threads));
   plan.layout = layout_for(input_bytes, options, plan.budget_bytes);
   plan.output = plan_output(input_bytes, options, facts, plan.layout);
+  if (std::string direct = direct_io_reason(input_bytes, options, facts, plan.budget_bytes);
+      !direct.empty()) {
+    plan.bypass_page_cache = true;
+    plan.why.push_back("input read and runs spilled with O_DIRECT" +
+                       (plan.output.mode == output_mode::direct ? std::string(", as the output")
+                                                                : ": " + direct));
+  }
   const std::string size_words = input_bytes ? format_bytes(*input_bytes) : "a stream";
 
   if (options.merge_only) {
@@ -294,7 +331,10 @@ std::string sort_plan::describe(const record_format& format) const {
     s += device ? "budget " + format_bytes(budget_bytes) + ", merge fan-in " +
                       std::to_string(layout.merge_fanin)
                 : layout.describe(format);
-  s += output.mode == output_mode::mapped_whole ? "; output mapped whole" : "; output in windows";
+  s += output.mode == output_mode::mapped_whole ? "; output mapped whole"
+       : output.mode == output_mode::direct     ? "; output written with O_DIRECT"
+                                                : "; output in windows";
+  if (bypass_page_cache) s += "; input and spills with O_DIRECT";
   if (output.prefault) s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";
   for (const std::string& line : why) s += "\n  because " + line;
   return s;

@@ -42,7 +42,12 @@ struct gpu_facts {
 
 /// What the host has, as far as the plan depends on it.
 struct host_facts {
-  std::uint64_t physical_memory = 0;
+  /// The RAM, or the memory limit of the cgroup that holds us where that is smaller (page
+  /// cache and page-locked memory count against it): what -S percentages and the default
+  /// budget are taken of.
+  std::uint64_t usable_memory = 0;
+  /// Where usable_memory comes from when a cgroup limits it (for --verbose), else empty.
+  std::string memory_note;
   unsigned cpus = 1;         ///< CPUs this process may run on (its affinity mask)
   /// The kernel's dirty-page limit (vm.dirty_bytes, or vm.dirty_ratio percent of the memory
   /// the page cache may use); both 0 when unknown.
@@ -68,6 +73,9 @@ void probe_gpu(const sort_options& options, host_facts& facts);
 enum class output_mode : std::uint8_t {
   mapped_whole,  ///< one mapping of the whole output: parallel stores, prefault possible
   windows,       ///< a window per write (merges); io_uring where mapping is not possible
+  /// O_DIRECT writes past the page cache (--direct-io, or an output larger than the memory
+  /// left to the page cache); buffered where the output or its filesystem does not allow it.
+  direct,
 };
 
 struct output_plan {
@@ -97,6 +105,9 @@ struct sort_plan {
   std::uint64_t budget_bytes = 0;  ///< host memory
   run_layout layout;               ///< chunks, residency and fan-in of host runs and merges
   output_plan output;              ///< plan_output's answer
+  /// Read the input (regular files) and spill runs with O_DIRECT: --direct-io, or an input
+  /// larger than the memory left to the page cache, which would only evict it again.
+  bool bypass_page_cache = false;
   std::vector<std::string> why;    ///< one line per decision, for --verbose
 
   [[nodiscard]] bool on_gpu() const noexcept { return device.has_value(); }
@@ -104,16 +115,23 @@ struct sort_plan {
   [[nodiscard]] std::string describe(const record_format& format) const;
 };
 
+/// Why `bytes` of data should bypass the page cache under `options` (--direct-io, or more
+/// than the usable memory less the host memory the sort itself takes, `budget` at most);
+/// empty when it should not. Unknown sizes (streams) stay buffered unless --direct-io always.
+[[nodiscard]] std::string direct_io_reason(std::optional<std::uint64_t> bytes,
+                                           const sort_options& options, const host_facts& facts,
+                                           std::uint64_t budget);
+
 /// The CPUs this process may run on (its affinity mask), at least 1.
 [[nodiscard]] unsigned available_cpus();
 
 /// Host threads for `options` (--parallel, else all) capped at `cpus`.
 [[nodiscard]] unsigned thread_count(const sort_options& options, unsigned cpus) noexcept;
 
-/// The host budget the options give: --buffer-size (else half the physical memory), raised to
-/// min_buffer_bytes and capped at the physical memory.
+/// The host budget the options give: --buffer-size (else half the usable memory), raised to
+/// min_buffer_bytes and capped at the usable memory.
 [[nodiscard]] std::uint64_t host_budget(const sort_options& options,
-                                        std::uint64_t physical_memory) noexcept;
+                                        std::uint64_t usable_memory) noexcept;
 
 /**
  * Plans the sort of `input_bytes` of records (nullopt: a stream of unknown length), output

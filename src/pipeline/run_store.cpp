@@ -24,7 +24,7 @@ void sorted_run::release(std::uint32_t record_size) noexcept {
   if (file != nullptr && records > 0) {
     // The file may hold other runs still to be merged: free this run's blocks only. Where the
     // filesystem cannot punch holes the space comes back when the file closes.
-    ::fallocate(file->get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+    ::fallocate(file->fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                 static_cast<off_t>(file_offset), static_cast<off_t>(records * record_size));
   }
   pin.reset();  // unlocked before the memory goes
@@ -32,11 +32,25 @@ void sorted_run::release(std::uint32_t record_size) noexcept {
 }
 
 run_store::run_store(std::uint32_t record_size, std::uint64_t resident_limit,
-                     std::string temp_dir, trace_recorder* trace)
+                     std::string temp_dir, bool direct, trace_recorder* trace)
     : record_size_(record_size),
       resident_limit_(resident_limit),
       temp_dir_(io::temp_directory(temp_dir)),
+      direct_(direct),
       trace_(trace) {}
+
+std::shared_ptr<const spill_file> run_store::new_spill_file() const {
+  auto file = std::make_shared<spill_file>();
+  file->fd = io::make_anonymous_file(temp_dir_);
+  if (direct_) file->direct = io::reopen_direct(file->fd, O_RDWR);
+  return file;
+}
+
+std::uint64_t run_store::run_start(const spill_file& file, std::uint64_t end) noexcept {
+  if (!file.direct) return end;
+  constexpr std::uint64_t block = io::direct_io_alignment;
+  return (end + block - 1) / block * block;
+}
 
 void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
                     std::shared_ptr<void> pin) {
@@ -51,9 +65,10 @@ void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
   } else {
     trace_recorder::scope timer(trace_, "spill", bytes);
     spilled_ = true;
-    if (spill_file_ == nullptr)
-      spill_file_ = std::make_shared<const io::file_descriptor>(io::make_anonymous_file(temp_dir_));
-    ring.write_exact(*spill_file_, spill_end_, {buffer.data(), static_cast<std::size_t>(bytes)});
+    if (spill_file_ == nullptr) spill_file_ = new_spill_file();
+    spill_end_ = run_start(*spill_file_, spill_end_);
+    io::write_range(spill_file_->pair(), spill_end_,
+                    {buffer.data(), static_cast<std::size_t>(bytes)}, ring, {});
     run.file = spill_file_;
     run.file_offset = spill_end_;
     spill_end_ += bytes;
@@ -62,21 +77,12 @@ void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
   runs_.push_back(std::move(run));
 }
 
-void run_store::add_file(io::file_descriptor file, std::uint64_t records) {
-  sorted_run run;
-  run.records = records;
-  run.file = std::make_shared<const io::file_descriptor>(std::move(file));
-  total_records_ += records;
-  spilled_ = true;
-  runs_.push_back(std::move(run));
-}
-
 std::future<void> run_store::release_in_background() {
   std::vector<sorted_run> runs = std::move(runs_);
   runs_.clear();
   // Closing the spill file waits for its pages still under writeback: seconds under a memory
   // limit (5.1 s unaccounted after a 16 GiB CPU sort in a 6 GiB cgroup on the H200 machine).
-  std::shared_ptr<const io::file_descriptor> spill = std::move(spill_file_);
+  std::shared_ptr<const spill_file> spill = std::move(spill_file_);
   spill_end_ = 0;
   resident_bytes_ = 0;
   total_records_ = 0;

@@ -92,6 +92,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     const pipeline::sort_plan plan = pipeline::make_plan(input.known_size(), options, facts);
     notice(options, "sorting " + input.describe() + " (" + describe(options.format) + "); " +
                         plan.describe(options.format));
+    if (plan.bypass_page_cache) input.read_past_cache();
     result = run_strategy({input, opener, options, plan, arena, &trace});
     backend = plan.on_gpu() ? plan.device_name : "cpu";
     unique_stream_bytes = opener.unique_stream_bytes();
@@ -100,7 +101,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     if (options.unique && !unique_stream && !mapped.empty()) {
       output_records = pipeline::unique_in_memory(
           mapped.first(static_cast<std::size_t>(result.records * options.format.record_size)),
-          options.format, pipeline::host_budget(options, facts.physical_memory) / 4, &trace);
+          options.format, pipeline::host_budget(options, facts.usable_memory) / 4, &trace);
       compacted = true;
     }
   });  // the output is unmapped here, while the runs' memory may still be going back
@@ -112,7 +113,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     arena.execute([&] {
       output_records = pipeline::unique_in_file(
           out.fd(), out.base_offset(), result.records, options.format,
-          pipeline::host_budget(options, facts.physical_memory) / 4, &trace);
+          pipeline::host_budget(options, facts.usable_memory) / 4, &trace);
     });
   }
   if (options.unique && !unique_stream) out.shrink(result.records * rec, output_records * rec);

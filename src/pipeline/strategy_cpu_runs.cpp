@@ -7,7 +7,7 @@ namespace gpusort::pipeline {
 
 strategy_result sort_cpu_runs(const sort_context& ctx) {
   run_store runs(ctx.options.format.record_size, ctx.plan.layout.resident_bytes,
-                 ctx.options.temp_dir, ctx.trace);
+                 ctx.options.temp_dir, ctx.plan.bypass_page_cache, ctx.trace);
   form_runs_on_cpu(ctx.input, ctx.plan.layout, ctx.options.format, ctx.options.descending, runs,
                    ctx.trace);
   strategy_result result = write_runs(ctx, runs);

@@ -10,7 +10,7 @@ namespace gpusort::pipeline {
 strategy_result sort_on_gpu(const sort_context& ctx) {
   const sort_plan& plan = ctx.plan;
   run_store runs(ctx.options.format.record_size, plan.layout.resident_bytes,
-                 ctx.options.temp_dir, ctx.trace);
+                 ctx.options.temp_dir, plan.bypass_page_cache, ctx.trace);
   gpu_stage_config config;
   config.device = *plan.device;
   // Runs that go back to the GPU are page-locked as they form: no staging copy either way.

@@ -98,7 +98,7 @@ TEST_F(GpuRangeSort, RangesOfEveryKeyTypeAndRunCountSortStably) {
                          (method == io::write_method::mmap ? " mapped" : " staged") +
                          " seed " + std::to_string(seed));
             const std::vector<std::byte> data = make_records(records, f, seed, few_keys);
-            run_store store(f.record_size, ~std::uint64_t{0}, dir.path().string(), nullptr);
+            run_store store(f.record_size, ~std::uint64_t{0}, dir.path().string(), false, nullptr);
             add_sorted_runs(store, data, f, descending, runs,
                             few_keys ? pinning::all : pinning::even_runs);
             ASSERT_EQ(store.runs().size(), runs);
@@ -141,13 +141,13 @@ TEST_F(GpuRangeSort, RefusesSpilledRunsAndItemFormats) {
   };
   {
     o.format = test::make_format("u64", 8, 0);
-    run_store store(8, 0, dir.path().string(), nullptr);  // every run spills
+    run_store store(8, 0, dir.path().string(), true, nullptr);  // every run spills, O_DIRECT
     add_sorted_runs(store, make_records(1000, o.format, 1, false), o.format, false, 2);
     EXPECT_THROW(sort_ranges_on_gpu(store, o, 0, never, arena, nullptr), error);
   }
   {
     o.format = test::make_format("u64", 100, 0);  // sorted as (key, index) items
-    run_store store(100, ~std::uint64_t{0}, dir.path().string(), nullptr);
+    run_store store(100, ~std::uint64_t{0}, dir.path().string(), false, nullptr);
     add_sorted_runs(store, make_records(1000, o.format, 2, false), o.format, false, 2);
     EXPECT_THROW(sort_ranges_on_gpu(store, o, 0, never, arena, nullptr), error);
   }

@@ -14,7 +14,7 @@ constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
 
 host_facts cpu_host(std::uint64_t memory = 64 * GiB, unsigned cpus = 16) {
   host_facts facts;
-  facts.physical_memory = memory;
+  facts.usable_memory = memory;
   facts.cpus = cpus;
   return facts;
 }
@@ -49,6 +49,45 @@ TEST(MakePlan, GpuOneChunkWhenTheInputFitsAChunk) {
   EXPECT_TRUE(plan.output.prefault) << "8 GiB fits the 64 GiB default budget";
   EXPECT_EQ(plan.output.prefault_threads, 8u) << "half the 16 CPUs";
   EXPECT_EQ(plan.threads, 16u);
+}
+
+TEST(MakePlan, DirectIoWhereTheDataPassesTheMemoryLeftToThePageCache) {
+  // A 6 GiB cgroup with -S 4G leaves 2 GiB to the page cache: 16 GiB in and out bypass it.
+  host_facts limited = gpu_host(std::uint64_t{3} << 30, 6 * GiB);
+  limited.memory_note = "memory limited to 6 GiB by /sys/fs/cgroup/job/memory.max";
+  sort_plan plan = make_plan(16 * GiB, u64_options(4 * GiB), limited);
+  EXPECT_EQ(plan.how, strategy::gpu_one_chunk) << why(plan);
+  EXPECT_EQ(plan.output.mode, output_mode::direct) << why(plan);
+  EXPECT_TRUE(plan.bypass_page_cache);
+  EXPECT_FALSE(plan.output.prefault);
+  EXPECT_NE(why(plan).find("memory.max"), std::string::npos) << why(plan);
+  // The same input on a host with room for it stays in the page cache.
+  plan = make_plan(16 * GiB, u64_options(4 * GiB), gpu_host(std::uint64_t{3} << 30));
+  EXPECT_NE(plan.output.mode, output_mode::direct) << why(plan);
+  EXPECT_FALSE(plan.bypass_page_cache);
+  // On the CPU: spilled runs, all past the cache.
+  plan = make_plan(16 * GiB, u64_options(4 * GiB), cpu_host(6 * GiB, 16));
+  EXPECT_EQ(plan.how, strategy::cpu_spilled_runs) << why(plan);
+  EXPECT_EQ(plan.output.mode, output_mode::direct);
+  EXPECT_TRUE(plan.bypass_page_cache);
+}
+
+TEST(MakePlan, DirectIoAsAskedAndNeverForStreams) {
+  sort_options always = u64_options();
+  always.direct = direct_io::always;
+  sort_plan plan = make_plan(1 * MiB, always, cpu_host());
+  EXPECT_EQ(plan.output.mode, output_mode::direct) << why(plan);
+  EXPECT_TRUE(plan.bypass_page_cache);
+  EXPECT_NE(plan.describe(always.format).find("O_DIRECT"), std::string::npos);
+  sort_options never = u64_options(4 * GiB);
+  never.direct = direct_io::never;
+  plan = make_plan(16 * GiB, never, cpu_host(6 * GiB, 16));
+  EXPECT_NE(plan.output.mode, output_mode::direct) << why(plan);
+  EXPECT_FALSE(plan.bypass_page_cache);
+  // A stream's size is unknown: buffered unless asked.
+  plan = make_plan(std::nullopt, u64_options(4 * GiB), cpu_host(6 * GiB, 16));
+  EXPECT_NE(plan.output.mode, output_mode::direct);
+  EXPECT_FALSE(plan.bypass_page_cache);
 }
 
 TEST(MakePlan, GpuRangesWhenTheInputExceedsAChunk) {
@@ -247,7 +286,7 @@ TEST(ProbeHost, CpuOptionsNeverTouchTheGpu) {
   host_facts facts = probe_host(o);
   EXPECT_FALSE(facts.gpu_allowed);
   EXPECT_GE(facts.cpus, 1u);
-  EXPECT_GT(facts.physical_memory, 0u);
+  EXPECT_GT(facts.usable_memory, 0u);
   probe_gpu(o, facts);
   EXPECT_FALSE(facts.gpu.has_value());
   EXPECT_EQ(facts.gpu_note, "--devices none");

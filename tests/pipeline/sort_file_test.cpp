@@ -14,8 +14,10 @@ namespace gpusort {
 namespace {
 
 sort_options cpu_options(const record_format& f, bool descending, std::uint64_t budget,
-                         const std::string& temp_dir = {}) {
+                         const std::string& temp_dir = {},
+                         direct_io direct = direct_io::automatic) {
   sort_options o;
+  o.direct = direct;
   o.format = f;
   o.descending = descending;
   o.buffer_bytes = budget;
@@ -48,17 +50,20 @@ TEST_P(SortFile, MatchesStableReferenceAcrossBudgets) {
   for (const std::uint64_t records : {0ull, 1ull, 1000ull, 70001ull}) {
     for (const bool descending : {false, true}) {
       // Budgets: everything in one run; several resident runs; spilled runs.
+      // Each through the page cache and past it (O_DIRECT input, spills and output).
       for (const std::uint64_t budget :
            {std::uint64_t{1} << 30, records * c.record_size + (std::uint64_t{1} << 20),
-            std::uint64_t{256} << 10}) {
+            std::uint64_t{256} << 10})
+      for (const direct_io direct : {direct_io::never, direct_io::always}) {
         const std::uint64_t seed = test::base_seed() ^ (records * 31 + budget + descending);
         SCOPED_TRACE(std::string(c.type) + " rec " + std::to_string(c.record_size) + " n " +
                      std::to_string(records) + (descending ? " desc" : " asc") + " budget " +
-                     std::to_string(budget) + " seed " + std::to_string(seed));
+                     std::to_string(budget) + (direct == direct_io::always ? " direct" : "") +
+                     " seed " + std::to_string(seed));
         const auto data = test::random_records(records, f, seed);
         test::write_file(dir.file("in"), data);
         const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"),
-                                           cpu_options(f, descending, budget, dir.path()));
+                                           cpu_options(f, descending, budget, dir.path(), direct));
         EXPECT_EQ(stats.records, records);
         EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
         // The stats agree with the strategy that ran, and its temporary files are gone.
@@ -90,7 +95,9 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-TEST(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
+class SortFileRuns : public ::testing::TestWithParam<direct_io> {};
+
+TEST_P(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
   const record_format f = test::make_format("u64", 16, 0);
   test::scratch_dir dir;
   const std::uint64_t records = 2000000;  // 32 MB against the smallest budget (4 MiB): ~30 runs
@@ -98,8 +105,8 @@ TEST(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto data = test::random_records(records, f, seed);
   test::write_file(dir.file("in"), data);
-  const sort_stats stats =
-      sort_file({dir.file("in")}, dir.file("out"), cpu_options(f, false, min_buffer_bytes, dir.path()));
+  const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"),
+                                     cpu_options(f, false, min_buffer_bytes, dir.path(), GetParam()));
   EXPECT_GE(stats.runs, 8u);
   EXPECT_TRUE(stats.spilled);
   EXPECT_GE(stats.merge_passes, 2u) << "more runs than the fan-in: a multi-pass merge";
@@ -108,7 +115,13 @@ TEST(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
       << "the runs and the intermediate passes' files are removed";
 }
 
-TEST(SortFileRuns, SeveralInputsAreConcatenatedAndInputMayBeOutput) {
+INSTANTIATE_TEST_SUITE_P(PageCacheAndDirect, SortFileRuns,
+                         ::testing::Values(direct_io::never, direct_io::always),
+                         [](const auto& info) {
+                           return info.param == direct_io::always ? "direct" : "buffered";
+                         });
+
+TEST(SortFileInputs, SeveralInputsAreConcatenatedAndInputMayBeOutput) {
   const record_format f = test::make_format("i64", 8, 0);
   test::scratch_dir dir;
   const auto a = test::random_records(5000, f, 1);
