@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <fstream>
 
 #include "gpusort/error.hpp"
 
@@ -47,6 +49,18 @@ void file_descriptor::close() {
 void file_descriptor::reset() noexcept {
   if (fd_ >= 0 && owned_) ::close(fd_);
   fd_ = -1;
+}
+
+void file_descriptor::grow_pipe_buffer() const noexcept {
+  struct stat st {};
+  if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+  try {
+    std::ifstream limit("/proc/sys/fs/pipe-max-size");
+    long bytes = 0;
+    if (!(limit >> bytes) || bytes <= 0) return;
+    static_cast<void>(::fcntl(fd_, F_SETPIPE_SZ, static_cast<int>(std::min<long>(bytes, 1L << 30))));
+  } catch (...) {  // an optimisation only
+  }
 }
 
 }  // namespace gpusort::io

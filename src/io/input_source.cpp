@@ -78,6 +78,7 @@ input_source::input_source(const std::vector<std::string>& paths, std::uint32_t 
       total += bytes;
     } else {
       all_regular = false;
+      in.fd.grow_pipe_buffer();
     }
     inputs_.push_back(std::move(in));
   }

@@ -122,6 +122,7 @@ output_file::output_file(std::string target, temp_naming naming) : target_(std::
         start_size_ = static_cast<std::uint64_t>(st.st_size);
       }
     }
+    fd_.grow_pipe_buffer();
     return;
   }
   resolved_ = follow_links(target_);
@@ -132,6 +133,7 @@ output_file::output_file(std::string target, temp_naming naming) : target_(std::
       // A device, FIFO or socket: renaming a file over it would destroy it. Write into it.
       kind_ = kind::stream;
       fd_ = file_descriptor::open(resolved_, O_WRONLY);
+      fd_.grow_pipe_buffer();
       return;
     }
     if (::faccessat(AT_FDCWD, resolved_.c_str(), W_OK, AT_EACCESS) != 0)
