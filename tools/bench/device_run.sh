@@ -5,7 +5,10 @@
 # the harness's results.{csv,md,png} and iofloor-*.json, stats.txt (stats and multichunk) and
 # trace-gpu.json.gz; the harness's console log stays in $WORK.
 # Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk] [cgroup] [gnu]
-#   (default: all but cgroup and gnu)
+#                      [stdin]   (default: all but cgroup, gnu and stdin)
+#   stdin: STDIN_SIZE (default 8G) of u64 in the page cache sorted STDIN_REPEAT (3) times from
+#   the file and from `cat file |` (a fast producer), into stdin.csv; the read rate of each
+#   in stdin.log.
 #   gnu: tools/bench/gnu_modes.sh: -u/-c on the GPU strategies, and -m of 16 sorted 1 GiB
 #   files against cat and the I/O floor of the same bytes, into gnu.csv and gnu.log.
 #   merge: tools/bench/merge/sweep.sh into merge.csv (and merge-baseline.csv when the package
@@ -162,6 +165,33 @@ if want cgroup; then
   cat "$out/cgroup.csv"
 fi
 say done
+
+if want stdin; then
+  ssize=${STDIN_SIZE:-8G}
+  say "stdin $ssize: file against cat | gpusort -"
+  in=$work/stdin.bin
+  "$bin/gpusort-datagen" -t u64 --size "$ssize" -d uniform --seed 5 -o "$in" -q
+  sync "$in"; cat "$in" > /dev/null
+  echo "case,run,wall_s,valid" > "$out/stdin.csv"
+  for ((run = 1; run <= ${STDIN_REPEAT:-3}; ++run)); do
+    for c in file pipe; do
+      echo "### $c run $run"
+      start=$EPOCHREALTIME
+      if [ "$c" = file ]; then
+        "$bin/gpusort" --stats "$in" "$work/stdin.out"
+      else
+        cat "$in" | "$bin/gpusort" --stats - "$work/stdin.out"
+      fi
+      wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+      valid=no
+      "$bin/gpusort-validate" -q "$in" "$work/stdin.out" && valid=yes
+      echo "$c,$run,$wall,$valid" >> "$out/stdin.csv"
+      rm -f "$work/stdin.out"
+    done
+  done > "$out/stdin.log" 2>&1
+  rm -f "$in"
+  cat "$out/stdin.csv"
+fi
 
 if want gnu; then
   say gnu
