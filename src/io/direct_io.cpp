@@ -42,29 +42,6 @@ transfer_config direct_config(const transfer_config& config) {
   return c;
 }
 
-/// Runs `move(file_offset, aligned memory)` over the whole blocks [first, last), where `mem`
-/// holds their bytes: in place when `mem` is aligned, else through a bounce buffer, `copy_in`
-/// telling which way the bytes go through it.
-template <typename Move>
-void whole_blocks(std::uint64_t first, std::uint64_t last, std::byte* mem, bool to_file,
-                  const Move& move) {
-  const std::size_t bytes = static_cast<std::size_t>(last - first);
-  if (reinterpret_cast<std::uintptr_t>(mem) % block == 0) {
-    move(first, std::span<std::byte>(mem, bytes));
-    return;
-  }
-  void* p = std::aligned_alloc(block, bounce_bytes);
-  if (p == nullptr) throw out_of_memory("O_DIRECT bounce buffer", bounce_bytes);
-  const std::unique_ptr<std::byte, free_deleter> bounce(static_cast<std::byte*>(p));
-  for (std::size_t done = 0; done < bytes;) {
-    const std::size_t n = std::min(bounce_bytes, bytes - done);
-    if (to_file) std::memcpy(bounce.get(), mem + done, n);
-    move(first + done, std::span<std::byte>(bounce.get(), n));
-    if (!to_file) std::memcpy(mem + done, bounce.get(), n);
-    done += n;
-  }
-}
-
 }  // namespace
 
 std::optional<file_descriptor> reopen_direct(const file_descriptor& file, int flags) {
@@ -77,42 +54,83 @@ std::optional<file_descriptor> reopen_direct(const file_descriptor& file, int fl
   return file_descriptor(fd, file.path());
 }
 
-void read_range(file_pair file, std::uint64_t offset, std::span<std::byte> dst, uring& ring,
-                const transfer_config& config) {
-  if (file.direct == nullptr) {
-    ring.read_exact(file.buffered, offset, dst, config);
+bool laid_out_like_file(std::uint64_t offset, const std::byte* data) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(data) - offset) % block == 0;
+}
+
+void append_range(file_pair file, std::uint64_t offset, std::span<std::byte> data,
+                  std::vector<io_segment>& out) {
+  if (data.empty()) return;
+  if (file.direct == nullptr || !laid_out_like_file(offset, data.data())) {
+    out.push_back({&file.buffered, offset, data, false});
     return;
   }
-  const std::uint64_t end = offset + dst.size();
+  const std::uint64_t end = offset + data.size();
   const block_cut cut(offset, end);
-  if (cut.first > offset) ring.read_exact(file.buffered, offset, dst.first(cut.first - offset), config);
-  if (cut.last > cut.first) {
-    const transfer_config c = direct_config(config);
-    whole_blocks(cut.first, cut.last, dst.data() + (cut.first - offset), false,
-                 [&](std::uint64_t at, std::span<std::byte> mem) {
-                   ring.read_exact(*file.direct, at, mem, c);
-                 });
+  if (cut.first > offset) out.push_back({&file.buffered, offset, data.first(cut.first - offset), false});
+  if (cut.last > cut.first)
+    out.push_back({file.direct, cut.first, data.subspan(cut.first - offset, cut.last - cut.first), true});
+  if (end > cut.last) out.push_back({&file.buffered, cut.last, data.subspan(cut.last - offset), false});
+}
+
+namespace {
+
+/// Moves a range that is not laid out like the file: its whole blocks through an aligned
+/// bounce buffer with O_DIRECT, the ragged ends through the page cache.
+void move_through_bounce(file_pair file, std::uint64_t offset, std::span<std::byte> data,
+                         bool to_file, uring& ring, const transfer_config& config) {
+  const std::uint64_t end = offset + data.size();
+  const block_cut cut(offset, end);
+  std::vector<io_segment> ends;
+  if (cut.first > offset) ends.push_back({&file.buffered, offset, data.first(cut.first - offset), false});
+  if (end > cut.last) ends.push_back({&file.buffered, cut.last, data.subspan(cut.last - offset), false});
+  if (to_file) ring.write_batch(ends, config);
+  else ring.read_batch(ends, config);
+  if (cut.last == cut.first) return;
+  void* p = std::aligned_alloc(block, bounce_bytes);
+  if (p == nullptr) throw out_of_memory("O_DIRECT bounce buffer", bounce_bytes);
+  const std::unique_ptr<std::byte, free_deleter> bounce(static_cast<std::byte*>(p));
+  std::byte* mem = data.data() + (cut.first - offset);
+  const std::size_t bytes = static_cast<std::size_t>(cut.last - cut.first);
+  const transfer_config c = direct_config(config);
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t n = std::min(bounce_bytes, bytes - done);
+    const io_segment seg{file.direct, cut.first + done, {bounce.get(), n}, true};
+    if (to_file) {
+      std::memcpy(bounce.get(), mem + done, n);
+      ring.write_batch({&seg, 1}, c);
+    } else {
+      ring.read_batch({&seg, 1}, c);
+      std::memcpy(mem + done, bounce.get(), n);
+    }
+    done += n;
   }
-  if (end > cut.last) ring.read_exact(file.buffered, cut.last, dst.subspan(cut.last - offset), config);
+}
+
+/// read_range and write_range.
+void move_range(file_pair file, std::uint64_t offset, std::span<std::byte> data, bool to_file,
+                uring& ring, const transfer_config& config) {
+  if (file.direct != nullptr && !laid_out_like_file(offset, data.data())) {
+    move_through_bounce(file, offset, data, to_file, ring, config);
+    return;
+  }
+  std::vector<io_segment> segments;
+  append_range(file, offset, data, segments);
+  const transfer_config c = file.direct != nullptr ? direct_config(config) : config;
+  if (to_file) ring.write_batch(segments, c);
+  else ring.read_batch(segments, c);
+}
+
+}  // namespace
+
+void read_range(file_pair file, std::uint64_t offset, std::span<std::byte> dst, uring& ring,
+                const transfer_config& config) {
+  move_range(file, offset, dst, false, ring, config);
 }
 
 void write_range(file_pair file, std::uint64_t offset, std::span<const std::byte> src,
                  uring& ring, const transfer_config& config) {
-  if (file.direct == nullptr) {
-    ring.write_exact(file.buffered, offset, src, config);
-    return;
-  }
-  const std::uint64_t end = offset + src.size();
-  const block_cut cut(offset, end);
-  if (cut.first > offset) ring.write_exact(file.buffered, offset, src.first(cut.first - offset), config);
-  if (cut.last > cut.first) {
-    const transfer_config c = direct_config(config);
-    whole_blocks(cut.first, cut.last, const_cast<std::byte*>(src.data()) + (cut.first - offset),
-                 true, [&](std::uint64_t at, std::span<std::byte> mem) {
-                   ring.write_exact(*file.direct, at, mem, c);
-                 });
-  }
-  if (end > cut.last) ring.write_exact(file.buffered, cut.last, src.subspan(cut.last - offset), config);
+  move_range(file, offset, {const_cast<std::byte*>(src.data()), src.size()}, true, ring, config);
 }
 
 }  // namespace gpusort::io

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "io/file_descriptor.hpp"
 #include "io/uring.hpp"
@@ -28,6 +29,19 @@ struct file_pair {
   const file_descriptor& buffered;
   const file_descriptor* direct = nullptr;
 };
+
+/**
+ * Appends to `out` the requests that move `data` to or from `offset` of `file` in one batch
+ * (uring::read_batch, write_batch): the whole aligned blocks with O_DIRECT when `data` is laid
+ * out like the file (address and offset agree modulo the alignment), the ragged ends and
+ * anything not so laid out through the page cache.
+ */
+void append_range(file_pair file, std::uint64_t offset, std::span<std::byte> data,
+                  std::vector<io_segment>& out);
+
+/// True when `data` at `offset` is laid out like the file: O_DIRECT can move its whole blocks
+/// in place.
+[[nodiscard]] bool laid_out_like_file(std::uint64_t offset, const std::byte* data) noexcept;
 
 /**
  * Reads dst.size() bytes at `offset`: the whole aligned blocks inside the range with O_DIRECT

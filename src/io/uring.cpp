@@ -13,9 +13,11 @@ namespace gpusort::io {
 namespace {
 
 struct request {
+  const file_descriptor* file = nullptr;
   std::byte* ptr = nullptr;
   std::int64_t offset = 0;  // -1: the stream position
   std::size_t len = 0;
+  bool async = false;
   bool busy = false;
 };
 
@@ -59,29 +61,47 @@ void uring::write_stream(const file_descriptor& file, std::span<const std::byte>
 std::size_t uring::transfer(op kind, const file_descriptor& file, std::int64_t offset,
                             std::byte* ptr, std::size_t len, const transfer_config& config,
                             bool allow_eof) {
-  const char* what = kind == op::read ? "read" : "write";
   const bool stream = offset < 0;
+  const io_segment one{&file, stream ? 0 : static_cast<std::uint64_t>(offset), {ptr, len}, false};
+  return run(kind, {&one, 1}, config, allow_eof, stream);
+}
+
+void uring::read_batch(std::span<const io_segment> segments, const transfer_config& config) {
+  run(op::read, segments, config, false, false);
+}
+
+void uring::write_batch(std::span<const io_segment> segments, const transfer_config& config) {
+  run(op::write, segments, config, false, false);
+}
+
+std::size_t uring::run(op kind, std::span<const io_segment> segments,
+                       const transfer_config& config, bool allow_eof, bool stream) {
+  const char* what = kind == op::read ? "read" : "write";
   const std::size_t block = std::max<std::size_t>(config.block_bytes, 4096);
   const unsigned depth =
       stream ? 1u : std::clamp<unsigned>(config.queue_depth, 1u, entries_);
   std::vector<request> slots(depth);
+  std::size_t len = 0;
+  for (const io_segment& seg : segments) len += seg.data.size();
 
-  std::size_t next = 0;      // first byte not yet handed to a request
+  std::size_t segment = 0;   // the segment the next request starts in ...
+  std::size_t next = 0;      // ... at this byte of it
   std::size_t moved = 0;     // bytes completed
   unsigned in_flight = 0;
   bool at_eof = false;
+  const std::string& first_path = segments.empty() ? std::string() : segments[0].file->path();
 
   auto prepare = [&](unsigned slot) {
     request& r = slots[slot];
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) throw_error(std::string("io_uring_get_sqe: ") + what + " " + file.path());
+    if (sqe == nullptr) throw_error(std::string("io_uring_get_sqe: ") + what + " " + r.file->path());
     const std::uint64_t off = r.offset < 0 ? static_cast<std::uint64_t>(-1)
                                            : static_cast<std::uint64_t>(r.offset);
     // A single request is capped below 2 GiB by the kernel anyway; keep it at unsigned range.
     const unsigned n = static_cast<unsigned>(std::min<std::size_t>(r.len, 1u << 30));
-    if (kind == op::read) io_uring_prep_read(sqe, file.get(), r.ptr, n, off);
-    else io_uring_prep_write(sqe, file.get(), r.ptr, n, off);
-    if (config.force_async && !stream) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+    if (kind == op::read) io_uring_prep_read(sqe, r.file->get(), r.ptr, n, off);
+    else io_uring_prep_write(sqe, r.file->get(), r.ptr, n, off);
+    if (r.async) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
     io_uring_sqe_set_data64(sqe, slot);
     r.busy = true;
     ++in_flight;
@@ -103,26 +123,34 @@ std::size_t uring::transfer(op kind, const file_descriptor& file, std::int64_t o
       const int ret = io_uring_submit(&ring_);
       if (ret >= 0) return;
       if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
-        throw_error(std::string("io_uring_submit: ") + what + " " + file.path(), -ret);
+        throw_error(std::string("io_uring_submit: ") + what + " " + first_path, -ret);
     }
   };
 
   while (moved < len && !at_eof) {
     // Fill every idle slot with the next block.
-    for (unsigned s = 0; s < depth && next < len; ++s) {
+    for (unsigned s = 0; s < depth && segment < segments.size(); ++s) {
       if (slots[s].busy) continue;
-      const std::size_t n = std::min(block, len - next);
-      slots[s] = request{ptr + next, stream ? -1 : offset + static_cast<std::int64_t>(next), n,
-                         false};
+      const io_segment& seg = segments[segment];
+      const std::size_t n = std::min(block, seg.data.size() - next);
+      slots[s] = request{seg.file, seg.data.data() + next,
+                         stream ? -1 : static_cast<std::int64_t>(seg.offset + next), n,
+                         config.force_async && !stream && !seg.direct, false};
       next += n;
-      prepare(s);
+      if (next == seg.data.size()) {
+        ++segment;
+        next = 0;
+      }
+      if (n > 0) prepare(s);
     }
+    while (segment < segments.size() && segments[segment].data.empty()) ++segment;
+    if (in_flight == 0) continue;
     submit();
 
     io_uring_cqe* cqe = nullptr;
     int ret = io_uring_wait_cqe(&ring_, &cqe);
     if (ret == -EINTR) continue;
-    if (ret < 0) throw_error(std::string("io_uring_wait_cqe: ") + what + " " + file.path(), -ret);
+    if (ret < 0) throw_error(std::string("io_uring_wait_cqe: ") + what + " " + first_path, -ret);
     // Drain everything that is ready.
     unsigned head = 0;
     unsigned seen = 0;
@@ -140,19 +168,19 @@ std::size_t uring::transfer(op kind, const file_descriptor& file, std::int64_t o
       if (res < 0) {
         io_uring_cq_advance(&ring_, seen);
         abandon();
-        throw_error(std::string(what) + " " + file.path(), -res);
+        throw_error(std::string(what) + " " + r.file->path(), -res);
       }
       if (res == 0) {
         if (kind == op::write) {
           // A write that moves nothing would be retried forever: the file takes no more.
           io_uring_cq_advance(&ring_, seen);
           abandon();
-          throw_error(std::string("write ") + file.path() + ": no bytes written", ENOSPC);
+          throw_error(std::string("write ") + r.file->path() + ": no bytes written", ENOSPC);
         }
         if (!allow_eof) {
           io_uring_cq_advance(&ring_, seen);
           abandon();
-          throw_error(std::string("read ") + file.path() +
+          throw_error(std::string("read ") + r.file->path() +
                       ": unexpected end of file (did it shrink while being read?)");
         }
         at_eof = true;

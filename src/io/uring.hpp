@@ -21,6 +21,15 @@ struct transfer_config {
   bool force_async = true;
 };
 
+/// One piece of a batch: `data` at `offset` of `file`. `direct`: the file is open with
+/// O_DIRECT (the request is never forced to the worker pool: there is no cache to hit).
+struct io_segment {
+  const file_descriptor* file = nullptr;
+  std::uint64_t offset = 0;
+  std::span<std::byte> data;
+  bool direct = false;
+};
+
 /**
  * An io_uring ring owned by one thread.
  * - Not copyable or movable: the kernel holds pointers into it.
@@ -51,6 +60,12 @@ class uring {
   /// Writes all of src at the stream's current position (pipes, stdout).
   void write_stream(const file_descriptor& file, std::span<const std::byte> src);
 
+  /// Reads every segment exactly, with up to config.queue_depth requests in flight across all
+  /// of them (many short ranges of several files read at disk speed, not one after another).
+  void read_batch(std::span<const io_segment> segments, const transfer_config& config = {});
+  /// Writes every segment exactly, likewise.
+  void write_batch(std::span<const io_segment> segments, const transfer_config& config = {});
+
  private:
   enum class op : std::uint8_t { read, write };
   /// Moves [ptr, ptr+len) to or from the file. offset < 0: the stream position, one request
@@ -59,6 +74,11 @@ class uring {
   std::size_t transfer(op kind, const file_descriptor& file, std::int64_t offset,
                        std::byte* ptr, std::size_t len, const transfer_config& config,
                        bool allow_eof);
+  /// The engine of every transfer: the segments' bytes in blocks of config.block_bytes,
+  /// config.queue_depth in flight across segments (one at a time for a `stream`, whose one
+  /// segment's offset is then ignored).
+  std::size_t run(op kind, std::span<const io_segment> segments, const transfer_config& config,
+                  bool allow_eof, bool stream);
 
   io_uring ring_{};
   unsigned entries_;

@@ -43,7 +43,7 @@ class run_collector final : public gpu::run_sink {
                 run_pinner* pinner, tbb::task_arena& arena, trace_recorder* trace)
       : mode_(m), format_(format), descending_(descending), chunk_records_(chunk_records),
         staging_(std::move(staging)), store_(store), pinner_(pinner), arena_(arena),
-        trace_(trace) {}
+        trace_(trace), resident_room_(store.resident_room()) {}
 
   ~run_collector() noexcept override {
     try {
@@ -137,9 +137,7 @@ class run_collector final : public gpu::run_sink {
     std::lock_guard lock(runs_mutex_);
     auto it = runs_.find(run);
     if (it == runs_.end()) {
-      const std::uint64_t bytes =
-          chunk_records_ * (mode_ == mode::items ? sizeof(cpu::sort_item) : format_.record_size);
-      it = runs_.emplace(run, collected_run{host_buffer(static_cast<std::size_t>(bytes)), 0, {}})
+      it = runs_.emplace(run, collected_run{host_buffer(static_cast<std::size_t>(run_bytes())), 0, {}})
                .first;
       ++held_;
     }
@@ -155,13 +153,20 @@ class run_collector final : public gpu::run_sink {
     copied_.notify_all();
   }
 
-  /// Whether pieces of `run` may land now. Once runs spill, at most gpu_runs_held are held
-  /// outside the store (collected, or being written): the GPU forms runs faster than a disk
-  /// takes them, and the memory of the waiting ones is beyond -S (with -S 4G and 710 MB runs,
-  /// a 16 GiB sort under a 6 GiB cgroup limit was killed for memory on the H200 machine).
+  /// Whether pieces of `run` may land now: while the runs held outside the store (collected,
+  /// or being stored), this one included, fit what the store still keeps in memory, or are
+  /// at most gpu_runs_held. The GPU forms runs faster than a disk takes them, and the memory
+  /// of the waiting ones is beyond the resident runs (with -S 4G and 710 MB runs, a 16 GiB
+  /// sort under a 6 GiB cgroup limit was killed for memory on the H200 machine).
   bool may_collect(std::uint64_t run) {
     std::lock_guard lock(runs_mutex_);
-    return runs_.count(run) != 0 || !spilling_ || held_ < gpu_runs_held;
+    return runs_.count(run) != 0 || held_ < gpu_runs_held ||
+           (held_ + 1) * run_bytes() <= resident_room_;
+  }
+
+  /// Bytes of one collected run.
+  [[nodiscard]] std::uint64_t run_bytes() const noexcept {
+    return chunk_records_ * (mode_ == mode::items ? sizeof(cpu::sort_item) : format_.record_size);
   }
 
   /// The run's memory once every piece is in it (empty for a run without records).
@@ -191,7 +196,7 @@ class run_collector final : public gpu::run_sink {
         if (!held) return;
         std::lock_guard lock(collector->runs_mutex_);
         --collector->held_;
-        collector->spilling_ = collector->store_.any_spilled();
+        collector->resident_room_ = collector->store_.resident_room();
       }
     } release{this, held};
     if (records == 0) return;
@@ -242,7 +247,7 @@ class run_collector final : public gpu::run_sink {
   std::condition_variable copied_;
   std::map<std::uint64_t, collected_run> runs_;  // runs and items modes
   std::uint64_t held_ = 0;  // runs in runs_ or being stored
-  bool spilling_ = false;   // the store has spilled a run: held_ is bounded
+  std::uint64_t resident_room_;  // the store's resident_room() when a run was last stored
   std::uint64_t records_ = 0;
   std::mutex chunks_mutex_;
   std::map<std::uint64_t, host_buffer> chunks_;

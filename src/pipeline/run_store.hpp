@@ -75,6 +75,10 @@ class run_store {
   [[nodiscard]] std::vector<sorted_run>& runs() noexcept { return runs_; }
   [[nodiscard]] std::uint64_t total_records() const noexcept { return total_records_; }
   [[nodiscard]] bool any_spilled() const noexcept { return spilled_; }
+  /// Bytes of runs that add() would still keep in memory.
+  [[nodiscard]] std::uint64_t resident_room() const noexcept {
+    return resident_limit_ > resident_bytes_ ? resident_limit_ - resident_bytes_ : 0;
+  }
   [[nodiscard]] const std::string& temp_dir() const noexcept { return temp_dir_; }
   [[nodiscard]] std::uint32_t record_size() const noexcept { return record_size_; }
 

@@ -41,6 +41,19 @@ run_limited() {
   sync
   echo 3 > /proc/sys/vm/drop_caches
   local start=$EPOCHREALTIME
+  # What the memory is while the command runs, twice a second: a kill for memory names no
+  # culprit, these lines do (anon: our buffers; file/file_dirty/file_writeback: page cache;
+  # unevictable: page-locked memory).
+  (
+    while [ -e "$group/memory.current" ]; do
+      awk -v t="$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')" \
+        -v cur="$(cat "$group/memory.current" 2>/dev/null)" \
+        '$1 ~ /^(anon|file|file_dirty|file_writeback|unevictable|kernel|sock)$/ { s = s " " $1 "=" int($2 / 1048576) "M" }
+         END { print "t=" t "s current=" int(cur / 1048576) "M" s }' "$group/memory.stat" 2>/dev/null
+      sleep 0.5
+    done
+  ) > "$work/cg-$name.mem" 2>/dev/null &
+  local sampler=$!
   bash -c 'echo $$ > "$0/cgroup.procs" && exec timeout "${CGROUP_TIMEOUT:-900}" "$@"' "$group" "$@" \
     > "$work/cg-$name.log" 2>&1
   local status=$?
@@ -58,8 +71,14 @@ run_limited() {
   fi
   echo "$name,$run,$wall,$peak,$valid"
   sed 's/^/    # /' "$work/cg-$name.log" | tail -n 25 >&2
+  # The memory samples: the largest current, and the last few before the end.
+  echo "    # memory sample with the largest current, then the last ones:" >&2
+  awk '{ split($2, a, "="); v = a[2] + 0; if (v >= m) { m = v; line = $0 } } END { print line }' \
+    "$work/cg-$name.mem" 2>/dev/null | sed 's/^/    #   /' >&2
+  tail -n 3 "$work/cg-$name.mem" | sed 's/^/    #   /' >&2
   rm -f "$out"
   rmdir "$group" 2>/dev/null
+  wait "$sampler" 2>/dev/null
 }
 
 echo "case,run,wall_s,peak_bytes,valid"
