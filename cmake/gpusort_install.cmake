@@ -1,7 +1,7 @@
 # What `cmake --install` puts in place: the gpusort command and its manual,
 # the measurement tools (their own folders' rules), the public headers, the static libraries
 # with an exported CMake package (find_package(gpusort) -> gpusort::core), a pkg-config file
-# (gpusort.pc).
+# (gpusort.pc) and the license.
 include(CMakePackageConfigHelpers)
 
 set(gpusort_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/gpusort)
@@ -12,6 +12,9 @@ endif()
 
 install(TARGETS gpusort RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES man/gpusort.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# share/doc/gpusort: copyright is the license statement in Debian's format, which the .deb
+# needs there.
+install(FILES LICENSE README.md cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # --- Library: headers, static libraries, CMake package ----------------------------------------
 install(DIRECTORY include/gpusort DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
