@@ -1,4 +1,4 @@
-# What `cmake --install` puts in place: the gpusort command and its manual,
+# What `cmake --install` puts in place: the gpusort command, its manual and bash completion,
 # the measurement tools (their own folders' rules), the public headers, the static libraries
 # with an exported CMake package (find_package(gpusort) -> gpusort::core), a pkg-config file
 # (gpusort.pc) and the license.
@@ -12,6 +12,10 @@ endif()
 
 install(TARGETS gpusort RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES man/gpusort.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# bash-completion loads completions/<command> on demand, also from <prefix>/share beside
+# <prefix>/bin.
+install(FILES completion/gpusort.bash RENAME gpusort
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 # share/doc/gpusort: copyright is the license statement in Debian's format, which the .deb
 # needs there.
 install(FILES LICENSE README.md cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -19,7 +19,8 @@ step "cmake --install $build --prefix $prefix"
 for f in bin/gpusort include/gpusort/sort.hpp include/gpusort/version.hpp \
          "$libdir/libgpusort_core.a" "$libdir/cmake/gpusort/gpusortConfig.cmake" \
          "$libdir/cmake/gpusort/gpusortConfigVersion.cmake" "$libdir/pkgconfig/gpusort.pc" \
-         share/man/man1/gpusort.1 share/doc/gpusort/LICENSE share/doc/gpusort/copyright; do
+         share/man/man1/gpusort.1 share/bash-completion/completions/gpusort \
+         share/doc/gpusort/LICENSE share/doc/gpusort/copyright; do
   [ -e "$prefix/$f" ] || { echo "install_test: FAILED: $f not installed" >&2; exit 1; }
 done
 if grep -rl '#include "\(core\|io\|cpu\|gpu\|pipeline\|cli\)/' "$prefix/include/gpusort"; then
