@@ -1,7 +1,7 @@
 # What `cmake --install` puts in place: the gpusort command, its manual and bash completion,
 # the measurement tools (their own folders' rules), the public headers, the static libraries
 # with an exported CMake package (find_package(gpusort) -> gpusort::core), a pkg-config file
-# (gpusort.pc) and the license.
+# (gpusort.pc), the Python module (python/) and the license.
 include(CMakePackageConfigHelpers)
 
 set(gpusort_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/gpusort)
