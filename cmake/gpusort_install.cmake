@@ -1,7 +1,7 @@
 # What `cmake --install` puts in place: the gpusort command, its manual and bash completion,
 # the measurement tools (their own folders' rules), the public headers, the static libraries
 # with an exported CMake package (find_package(gpusort) -> gpusort::core), a pkg-config file
-# (gpusort.pc), the Python module (python/) and the license.
+# (gpusort.pc), the Python module (python/), the license and the changelog.
 include(CMakePackageConfigHelpers)
 
 set(gpusort_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/gpusort)
@@ -18,7 +18,7 @@ install(FILES completion/gpusort.bash RENAME gpusort
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 # share/doc/gpusort: copyright is the license statement in Debian's format, which the .deb
 # needs there.
-install(FILES LICENSE README.md cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES LICENSE CHANGELOG.md README.md cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # --- Library: headers, static libraries, CMake package ----------------------------------------
 install(DIRECTORY include/gpusort DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -34,7 +34,7 @@ for f in bin/gpusort bin/gpusort-datagen bin/gpusort-validate bin/gpusort-iofloo
          include/gpusort/sort.hpp include/gpusort/version.hpp "$libdir/libgpusort_core.a" \
          "$libdir/libgpusort_base.a" "$libdir/cmake/gpusort/gpusortConfig.cmake" \
          "$libdir/cmake/gpusort/gpusortTargets.cmake" "$libdir/pkgconfig/gpusort.pc" \
-         share/doc/gpusort/copyright share/doc/gpusort/LICENSE; do
+         share/doc/gpusort/copyright share/doc/gpusort/LICENSE share/doc/gpusort/CHANGELOG.md; do
   grep -qx "./usr/$f" <<<"$files" || fail "/usr/$f is not in the package"
 done
 if grep -E 'peer|numpy_sort|cupy_sort|run_bench|bench' <<<"$files"; then
