@@ -9,6 +9,8 @@ packages=(
   liburing-dev libtbb-dev libboost-program-options-dev libgtest-dev nlohmann-json3-dev
   locales  # the JSON tests build a de_DE locale with localedef
   python3
+  python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its tests
+  dpkg-dev  # dpkg-shlibdeps: the .deb's dependencies (cpack -G DEB, its test)
   clang libclang-rt-dev  # the fuzz preset: clang++ and its libFuzzer/ASan/UBSan runtimes
 )
 

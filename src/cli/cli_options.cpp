@@ -104,8 +104,9 @@ std::vector<option_group> option_groups() {
       ("parallel", po::value<std::string>()->value_name("N"),
        "use at most N threads for CPU work (default, and at most: the CPUs available)")
       ("devices", po::value<std::string>()->value_name("LIST"),
-       "GPUs to use: auto (default: a GPU when one is present), none (CPU only), or a "
-       "device id")
+       "GPUs to use: auto (default: a GPU when one is present), none (CPU only), or "
+       "device ids, comma-separated (only the first listed is used until gpusort sorts on "
+       "several GPUs)")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default), onesweep (CUB on the GPU), cpu (host radix sort)")
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),

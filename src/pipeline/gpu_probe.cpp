@@ -40,8 +40,9 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
   facts.chunk_records = chunks.chunk_records;
   facts.sorts_records = gpu::supports_format(options.format);
   if (options.devices.ids.size() > 1)
-    gpu_note = "several devices given: this version sorts on the first, device " +
-             std::to_string(id);
+    gpu_note = "--devices lists " + std::to_string(options.devices.ids.size()) +
+               " GPUs: only the first listed, device " + std::to_string(id) +
+               ", is used (sorting on several GPUs is not supported yet)";
   return facts;
 }
 

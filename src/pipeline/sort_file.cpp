@@ -13,6 +13,7 @@
 #include "cpu/key_order.hpp"
 #include "cpu/radix_sort.hpp"
 #include "gpusort/sort.hpp"
+#include "gpusort/version.hpp"
 #include "io/input_source.hpp"
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"

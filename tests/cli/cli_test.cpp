@@ -149,6 +149,24 @@ TEST(Cli, HelpAndVersion) {
   }
 }
 
+// --devices with several ids: one GPU sorts, and gpusort says so whether or not a GPU is there
+// (without one the sort then fails: the devices were demanded).
+TEST(Cli, SeveralDevicesWarnThatOnlyTheFirstIsUsed) {
+  test::scratch_dir dir;
+  test::write_file(dir.file("in.bin"), test::random_records(1000, record_format{}, test::base_seed()));
+  const std::string files = dir.file("in.bin") + " " + dir.file("out.bin");
+  const result several = run_gpusort("--devices 1,0 " + files, dir);
+  EXPECT_NE(several.err.find("gpusort: warning: --devices 1,0: only the first listed GPU (device "
+                             "1) is used; sorting on several GPUs is not supported yet\n"),
+            std::string::npos)
+      << several.err;
+  const result one = run_gpusort("--devices 0 " + files, dir);
+  EXPECT_EQ(one.err.find("warning"), std::string::npos) << one.err;
+  const result none = run_gpusort("--devices none " + files, dir);
+  EXPECT_EQ(none.status, 0);
+  EXPECT_EQ(none.err, "");
+}
+
 struct error_case {
   const char* name;
   std::string args;             // {in} and {out} are replaced

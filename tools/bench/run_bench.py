@@ -147,8 +147,7 @@ def find_program(bin_dir: Path, name: str) -> Optional[Path]:
 
 
 def find_script(bin_dir: Path, name: str) -> Optional[Path]:
-    for candidate in (bin_dir / name, HERE.parent / "peers" / name, HERE / name,
-                      bin_dir.parent / "share" / "gpusort" / "bench" / name):
+    for candidate in (bin_dir / name, HERE.parent / "peers" / name, HERE / name):
         if candidate.is_file():
             return candidate
     return find_program(bin_dir, name)

@@ -8,10 +8,15 @@
 #include <vector>
 
 #include "gpusort/error.hpp"
+#include "gpusort/version.hpp"
 
 namespace gpusort::tools {
 
 namespace po = boost::program_options;
+
+void print_version(const std::string& tool) {
+  std::cout << tool << " (gpusort) " << GPUSORT_VERSION << "\n";
+}
 
 void add_format_options(po::options_description& desc) {
   desc.add_options()

@@ -18,6 +18,9 @@ namespace gpusort::tools {
     int argc, const char* const* argv, const boost::program_options::options_description& visible,
     const std::string& tool);
 
+/// "<tool> (gpusort) 0.1.0" on stdout: what --version prints, as GNU tools spell it.
+void print_version(const std::string& tool);
+
 /// Adds -t/--type, --record-size, --key-offset and --format to `desc`.
 void add_format_options(boost::program_options::options_description& desc);
 

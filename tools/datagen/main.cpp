@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   po::options_description visible("Options");
   visible.add_options()
       ("help,h", "show this help and exit")
+      ("version", "show the version and exit")
       ("count,n", po::value<std::string>()->value_name("N"),
        "number of records; suffixes K M G T are powers of 1024 (1M = 1048576 records)")
       ("size", po::value<std::string>()->value_name("BYTES"),
@@ -102,6 +103,10 @@ int main(int argc, char** argv) {
   }
   if (vm.count("help")) {
     print_usage(std::cout, visible);
+    return 0;
+  }
+  if (vm.count("version")) {
+    tools::print_version("gpusort-datagen");
     return 0;
   }
   try {

@@ -307,6 +307,7 @@ int main(int argc, char** argv) {
   po::options_description visible("Options");
   visible.add_options()
       ("help,h", "show this help and exit")
+      ("version", "show the version and exit")
       ("repeat,R", po::value<unsigned>()->default_value(3)->value_name("R"),
        "runs per variant; the median is reported")
       ("threads,j", po::value<unsigned>()->default_value(0)->value_name("N"),
@@ -338,6 +339,10 @@ int main(int argc, char** argv) {
            "Write variants: uring-sink, mmap-sink (gpusort's two sinks), uring-inline,\n"
            "                uring-async, uring-threads, direct, direct-threads (O_DIRECT)\n\n"
         << visible;
+    return 0;
+  }
+  if (vm.count("version")) {
+    tools::print_version("gpusort-iofloor");
     return 0;
   }
   try {

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   po::options_description visible("Options");
   visible.add_options()
       ("help,h", "show this help and exit")
+      ("version", "show the version and exit")
       ("reverse,r", "OUT must be in descending order")
       ("stable,s",
        "equal keys must keep their input order: records must carry the index gpusort-datagen "
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
            "with where it is: the first out-of-order pair with both keys, the record counts,\n"
            "or the differing hashes); 2 on trouble (unreadable file, bad options, IN not a\n"
            "whole number of records).\n";
+    return 0;
+  }
+  if (vm.count("version")) {
+    tools::print_version("gpusort-validate");
     return 0;
   }
   try {

@@ -23,6 +23,7 @@
 #include "gpu/dispatch.cuh"
 #include "gpu/run_former.hpp"
 #include "gpusort/error.hpp"
+#include "gpusort/version.hpp"
 
 namespace {
 
@@ -46,7 +47,7 @@ void usage() {
   std::cout <<
       "usage: gpusort-bench-chunked [--bytes 16G] [--budget 4G] [--chunks auto,1,2,4,8,16]\n"
       "                             [--repeat 3] [--device 0] [--piece 32M] [--strict-budget]\n"
-      "                             [--seed N] [--trace PREFIX] [--csv FILE]\n"
+      "                             [--seed N] [--trace PREFIX] [--csv FILE] [--version]\n"
       "Sorts --bytes of uniform random u64 keys from pinned host memory into pinned host memory\n"
       "in chunks (run i overwrites chunk i). For s chunks, max_chunk_records = ceil(total/s); a\n"
       "chunk that needs more than --budget of GPU memory runs with a raised budget (flagged '*')\n"
@@ -89,6 +90,9 @@ options parse_options(int argc, char** argv) {
       o.csv = value();
     } else if (arg == "--help" || arg == "-h") {
       usage();
+      std::exit(0);
+    } else if (arg == "--version") {
+      std::cout << "gpusort-bench-chunked (gpusort) " GPUSORT_VERSION "\n";
       std::exit(0);
     } else {
       usage();

@@ -23,6 +23,7 @@
 #include "gpusort/detail/key_codec.hpp"
 #include "gpusort/error.hpp"
 #include "gpusort/record_format.hpp"
+#include "gpusort/version.hpp"
 
 namespace po = boost::program_options;
 using namespace gpusort;
@@ -134,7 +135,7 @@ int run(int argc, char** argv) {
       "gpusort-bench-cpusort: times sort_records (the CPU run sorter) and tbb::parallel_sort\n"
       "on uniform random data with the same number of threads; prints medians and the ratio.\n"
       "Options");
-  desc.add_options()("help,h", "show this help")(
+  desc.add_options()("help,h", "show this help")("version", "show the version and exit")(
       "count,n", po::value(&count)->default_value(count), "records to sort")(
       "type,t", po::value(&type)->default_value(type), "key type: u32 u64 i32 i64 f32 f64 bytes:N")(
       "record-size", po::value(&record_size), "bytes per record (default: the key's size)")(
@@ -150,6 +151,10 @@ int run(int argc, char** argv) {
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << desc << "\n";
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << "gpusort-bench-cpusort (gpusort) " GPUSORT_VERSION "\n";
     return 0;
   }
   const bool descending = vm.count("descending") != 0;

@@ -27,6 +27,7 @@
 #include "gpusort/detail/key_codec.hpp"
 #include "gpusort/error.hpp"
 #include "gpusort/record_format.hpp"
+#include "gpusort/version.hpp"
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"
 
@@ -48,7 +49,8 @@ constexpr const char* usage =
     "  --descending     merge in descending key order\n"
     "  --output-file P  merge into gpusort's mapped output of file P (prefaulted, never\n"
     "                   committed: P is left as it was) instead of anonymous memory\n"
-    "  --csv            print one CSV line (after a header line) instead of the report\n";
+    "  --csv            print one CSV line (after a header line) instead of the report\n"
+    "  --version        print the version and exit\n";
 
 struct bench_options {
   std::uint64_t runs = 16;
@@ -89,6 +91,9 @@ bench_options parse_options(int argc, char** argv) {
     };
     if (arg == "--help" || arg == "-h") {
       std::cout << usage;
+      std::exit(0);
+    } else if (arg == "--version") {
+      std::cout << "gpusort-bench-merge (gpusort) " GPUSORT_VERSION "\n";
       std::exit(0);
     } else if (arg == "--runs") {
       options.runs = parse_number(value(), "--runs");
