@@ -4,10 +4,10 @@
 # gpusort is completed; it needs nothing from bash-completion, so `source` works as well.
 
 # The options gpusort takes, as --help lists them (tests/completion checks that they agree).
-_gpusort_long_options="--type --record-size --key-offset --format --reverse --stable --unique
-  --check --merge --buffer-size --temporary-directory --parallel --devices --algorithm
-  --gpu-memory --merge-on --output --fsync --stats --trace --verbose --progress --help
-  --version"
+_gpusort_long_options="--type --record-size --key-offset --format --key --reverse --stable
+  --unique --check --merge --buffer-size --temporary-directory --parallel --devices --algorithm
+  --gpu-memory --merge-on --direct-io --output --fsync --stats --trace --verbose --progress
+  --help --version"
 _gpusort_short_options="-t -r -s -u -c -C -m -S -T -o -v -h"
 
 # COMPREPLY from the words in $1 that start with $2.
@@ -38,12 +38,13 @@ _gpusort_value() {
     --devices) _gpusort_words "auto none $(_gpusort_device_ids)" "$2" ;;
     --algorithm) _gpusort_words "auto onesweep cpu" "$2" ;;
     --merge-on) _gpusort_words "auto gpu host" "$2" ;;
+    --direct-io) _gpusort_words "auto always never" "$2" ;;
     --check) _gpusort_words "diagnose-first quiet silent" "$2" ;;
     --stats) _gpusort_words "json" "$2" ;;
     -T | --temporary-directory) _gpusort_files -d "$2" ;;
     -o | --output | --trace) _gpusort_files -f "$2" ;;
-    -S | --buffer-size | --gpu-memory | --parallel | --record-size | --key-offset)
-      COMPREPLY=() ;;  # numbers and sizes: nothing to offer
+    -S | --buffer-size | --gpu-memory | --parallel | --record-size | --key-offset | --key)
+      COMPREPLY=() ;;  # numbers, sizes and .npy field names: nothing to offer
     *) return 1 ;;
   esac
   return 0

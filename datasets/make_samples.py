@@ -11,6 +11,8 @@
 SHA256SUMS holds the sha256 of each sample (check with `sha256sum -c SHA256SUMS`);
 SHA256SUMS.sorted the sha256 of each sample after a stable ascending sort by its key, computed
 here by a reference sort written from the key definitions (not by gpusort or its tools).
+A NumPy .npy sample is gpusort-datagen's records behind a header written here (NumPy's
+layout, version 1.0, padded to 64 bytes); its sorted checksum keeps that header.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# name, gpusort-datagen arguments, (record size, key offset, key kind, key size)
+# name, gpusort-datagen arguments, (record size, key offset, key kind, key size), and for an
+# .npy sample the dtype its header gives the records (None: raw records)
 SAMPLES = [
     ("sample-u64-uniform.bin",
      ["--type", "u64", "--count", "65536", "--distribution", "uniform", "--seed", "1"],
@@ -39,11 +42,29 @@ SAMPLES = [
     ("sample-gensort.bin",
      ["--format", "gensort", "--count", "1000", "--distribution", "uniform", "--seed", "4"],
      (100, 0, "bytes", 10)),
+    ("sample-scores.npy",
+     ["--type", "i64", "--record-size", "16", "--key-offset", "8", "--count", "4096",
+      "--distribution", "few:100", "--seed", "5"],
+     (16, 8, "i64", 8), "[('id', '<u8'), ('score', '<i8')]"),
 ]
+SAMPLES = [(*sample, None) if len(sample) == 3 else sample for sample in SAMPLES]
 
 
 def command(name: str, args: list[str], datagen: str = "gpusort-datagen") -> list[str]:
     return [datagen, *args, "-o", name]
+
+
+def npy_header(descr: str, records: int) -> bytes:
+    """The header NumPy writes for a 1-D array: the dict, spaces and a newline to 64 bytes."""
+    d = "{'descr': %s, 'fortran_order': False, 'shape': (%d,), }" % (descr, records)
+    total = (10 + len(d) + 1 + 63) // 64 * 64
+    return (b"\x93NUMPY\x01\x00" + (total - 10).to_bytes(2, "little") +
+            (d + " " * (total - 10 - len(d) - 1) + "\n").encode("latin1"))
+
+
+def split_npy(data: bytes) -> tuple[bytes, bytes]:
+    length = 10 + int.from_bytes(data[8:10], "little")
+    return data[:length], data[length:]
 
 
 def sort_key(kind: str, offset: int, size: int):
@@ -51,6 +72,8 @@ def sort_key(kind: str, offset: int, size: int):
         field = record[offset:offset + size]
         if kind == "u64":
             return int.from_bytes(field, "little")
+        if kind == "i64":
+            return int.from_bytes(field, "little", signed=True)
         if kind == "f64":  # IEEE 754 totalOrder: negatives reversed below positives
             bits = int.from_bytes(field, "little")
             return bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | (1 << 63)
@@ -58,11 +81,14 @@ def sort_key(kind: str, offset: int, size: int):
     return key
 
 
-def reference_sorted(data: bytes, layout) -> bytes:
+def reference_sorted(data: bytes, layout, descr) -> bytes:
+    header = b""
+    if descr is not None:  # gpusort keeps the header: the shape does not change
+        header, data = split_npy(data)
     record_size, offset, kind, size = layout
     records = [data[i:i + record_size] for i in range(0, len(data), record_size)]
     records.sort(key=sort_key(kind, offset, size))  # list.sort is stable
-    return b"".join(records)
+    return header + b"".join(records)
 
 
 def sha256(data: bytes) -> str:
@@ -79,8 +105,11 @@ def read_sums(path: Path) -> dict[str, str]:
 
 
 def generate(datagen: str, where: Path) -> None:
-    for name, args, _ in SAMPLES:
+    for name, args, layout, descr in SAMPLES:
         subprocess.run(command(name, args, datagen) + ["--quiet"], cwd=where, check=True)
+        if descr is not None:
+            records = (where / name).read_bytes()
+            (where / name).write_bytes(npy_header(descr, len(records) // layout[0]) + records)
 
 
 def main() -> int:
@@ -93,7 +122,7 @@ def main() -> int:
     args = p.parse_args()
 
     if args.print_commands:
-        for name, a, _ in SAMPLES:
+        for name, a, _, _ in SAMPLES:
             print(shlex.join(command(name, a)))
         return 0
     if not args.datagen:
@@ -103,10 +132,10 @@ def main() -> int:
     if not args.check:
         generate(datagen, HERE)
         inputs, outputs = [], []
-        for name, _, layout in SAMPLES:
+        for name, _, layout, descr in SAMPLES:
             data = (HERE / name).read_bytes()
             inputs.append(f"{sha256(data)}  {name}\n")
-            outputs.append(f"{sha256(reference_sorted(data, layout))}  {name}\n")
+            outputs.append(f"{sha256(reference_sorted(data, layout, descr))}  {name}\n")
         (HERE / "SHA256SUMS").write_text("".join(inputs))
         (HERE / "SHA256SUMS.sorted").write_text("".join(outputs))
         print(f"wrote {len(SAMPLES)} samples, SHA256SUMS and SHA256SUMS.sorted in {HERE}")
@@ -122,7 +151,7 @@ def main() -> int:
         second.mkdir()
         generate(datagen, first)
         generate(datagen, second)  # a second run: the same bytes again
-        for name, args_, layout in SAMPLES:
+        for name, args_, layout, descr in SAMPLES:
             fresh = (first / name).read_bytes()
             if fresh != (second / name).read_bytes():
                 failures.append(f"{name}: two runs of gpusort-datagen gave different bytes")
@@ -135,7 +164,7 @@ def main() -> int:
                 failures.append(f"{name}: regenerated bytes differ from the committed sample")
             if sums.get(name) != sha256(committed):
                 failures.append(f"{name}: sha256 does not match SHA256SUMS")
-            if sorted_sums.get(name) != sha256(reference_sorted(committed, layout)):
+            if sorted_sums.get(name) != sha256(reference_sorted(committed, layout, descr)):
                 failures.append(f"{name}: sorted sha256 does not match SHA256SUMS.sorted")
             if shlex.join(command(name, args_)) not in readme:
                 failures.append(f"{name}: README.md does not show its command")

@@ -66,6 +66,9 @@ constexpr keyword keywords[] = {
     {"gpu_memory", "gpu-memory", false},
     {"gpu_memory_bytes", "gpu-memory", false},
     {"merge_on", "merge-on", false},
+    {"direct_io", "direct-io", false},
+    {"direct", "direct-io", false},
+    {"key", "key", false},
     {"fsync", "fsync", true},
     {"trace", "trace", false},
     {"trace_path", "trace", false},
@@ -327,12 +330,14 @@ be the output; "-" is stdin or stdout.
 Options are the command's long options with '_' for '-', or the fields of the C++
 gpusort::sort_options where those differ (in brackets); None leaves one at its default:
   type='u64' ('u32' 'u64' 'i32' 'i64' 'f32' 'f64' 'bytes:N'), record_size=int,
-  key_offset=int, format='kv64' (a preset: also 'gensort', 'u32', ...),
+  key_offset=int, format='kv64' (a preset: also 'gensort', 'u32', ...), key='field' (the
+  key field of .npy records with a structured dtype),
   reverse=bool [descending], stable=bool, unique=bool, merge=bool [merge_only] (the inputs
   are sorted already), buffer_size=int|'8G'|'50%' [buffer_bytes],
   temporary_directory=path [temp_dir], parallel=int [threads],
   devices='auto'|'none'|int|[int, ...], algorithm='auto'|'onesweep'|'cpu' [algo],
-  gpu_memory=int|'4G' [gpu_memory_bytes], merge_on='auto'|'gpu'|'host', fsync=bool,
+  gpu_memory=int|'4G' [gpu_memory_bytes], merge_on='auto'|'gpu'|'host',
+  direct_io='auto'|'always'|'never' [direct], fsync=bool,
   trace=path [trace_path], verbose=bool, progress=bool (these two print on stderr).
 
 Returns the statistics, the fields of gpusort::sort_stats (what `gpusort --stats=json`

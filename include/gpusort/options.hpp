@@ -51,8 +51,22 @@ enum class stats_format : std::uint8_t { none, text, json };
 /// step and run for hours. A smaller sort_options::buffer_bytes is raised to it.
 inline constexpr std::uint64_t min_buffer_bytes = std::uint64_t{4} << 20;
 
+/// How NumPy .npy inputs (recognised by their header) are read: their dtype decides the
+/// record format, and sorted outputs are .npy files with the input's header.
+struct npy_options {
+  /// --key NAME: the field of a structured dtype that holds the key (the record is the row).
+  std::string key_field;
+  /// Which parts of sort_options::format the caller chose (-t, --record-size, --key-offset,
+  /// --format): each must agree with an .npy input's header; the others come from the header.
+  bool type_set = false;
+  bool record_size_set = false;
+  bool key_offset_set = false;
+};
+
 struct sort_options {
+  /// The records of raw inputs. An .npy input's header decides its own (see `npy`).
   record_format format{};
+  npy_options npy{};
   bool descending = false;  ///< -r: largest key first
   bool stable = false;      ///< -s: equal keys keep their input order (always true today)
   /// -u: keep only the first record (in input order) of each run of equal keys; with

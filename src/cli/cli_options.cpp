@@ -31,7 +31,10 @@ constexpr const char* usage_line =
     "one is INPUT (output to stdout), none reads stdin. '-' names stdin or stdout.\n"
     "Several inputs are concatenated. The output is replaced atomically; it may be\n"
     "one of the inputs. It keeps its mode and owner; links are followed; devices and\n"
-    "FIFOs are written into, not replaced.\n";
+    "FIFOs are written into, not replaced.\n"
+    "\n"
+    "NumPy .npy inputs (1-D arrays) are recognised by their header, which gives the\n"
+    "record format; the output is then an .npy file with the same header.\n";
 
 constexpr const char* examples =
     "\nExamples:\n"
@@ -43,6 +46,7 @@ constexpr const char* examples =
     "  gpusort -S 4G -T /scratch big.bin big.bin  in place, within 4 GiB of memory\n"
     "  gpusort -c -t u32 keys.bin && echo sorted  check only\n"
     "  gpusort -m -u day-*.bin -o all.bin         merge sorted files, no equal keys\n"
+    "  gpusort --key time events.npy sorted.npy   rows of a NumPy structured array\n"
     "\nExit status: 0 on success (with -c/-C: sorted), 1 when -c/-C finds disorder,\n"
     "2 on trouble (the message names the file and the cause).\n"
     "Options may be repeated; the last one counts.\n";
@@ -69,7 +73,11 @@ std::vector<option_group> option_groups() {
        "offset of the key inside each record (default 0)")
       ("format", po::value<std::string>()->value_name("NAME"),
        "preset: u32 u64 i32 i64 f32 f64 (key-only), kv64 (u64 key + u64 value), gensort "
-       "(100-byte records, 10-byte key); -t/--record-size/--key-offset refine it");
+       "(100-byte records, 10-byte key); -t/--record-size/--key-offset refine it")
+      ("key", po::value<std::string>()->value_name("NAME"),
+       ".npy inputs of a structured dtype: the field that holds the key (the record is the "
+       "row); the header gives the rest, and -t/--record-size/--key-offset, when given, "
+       "must agree with it");
 
   po::options_description order_opts;
   order_opts.add_options()
@@ -350,6 +358,11 @@ request parse_command_line(int argc, const char* const* argv) {
     o.format.key_offset = static_cast<std::uint32_t>(parse_count(
         vm["key-offset"].as<std::string>(), "--key-offset", 0, max_record_size - 1));
   o.format.validate();
+  // .npy inputs take their format from their header; what was said here must agree with it.
+  if (vm.count("key")) o.npy.key_field = vm["key"].as<std::string>();
+  o.npy.type_set = vm.count("type") > 0 || vm.count("format") > 0;
+  o.npy.record_size_set = vm.count("record-size") > 0 || vm.count("format") > 0;
+  o.npy.key_offset_set = vm.count("key-offset") > 0 || vm.count("format") > 0;
   o.descending = vm["reverse"].as<bool>();
   o.stable = vm["stable"].as<bool>();
   o.unique = vm["unique"].as<bool>();

@@ -63,7 +63,7 @@ std::uint64_t cgroup_memory_limit(const std::string& proc_self_cgroup,
     const std::string group = line.substr(second + 1);
     if (group.empty() || group[0] != '/') continue;
     if (controllers.empty()) {  // v2 (unified): the limit may sit on any ancestor
-      for (const std::string root : {cgroup_root, cgroup_root + "/unified"}) {
+      for (const std::string& root : {cgroup_root, cgroup_root + "/unified"}) {
         for_each_ancestor(group, [&](const std::string& g) {
           for (const char* file : {"/memory.max", "/memory.high"}) {
             const std::string path = root + g + file;

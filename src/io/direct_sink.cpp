@@ -32,11 +32,11 @@ class direct_sink final : public output_sink {
  public:
   direct_sink(output_file& out, file_descriptor direct_fd, std::uint64_t total,
               std::size_t min_window, trace_recorder* trace)
-      : out_(out), direct_(std::move(direct_fd)), total_(total), trace_(trace),
-        window_bytes_(std::max(default_window_bytes, min_window)) {
+      : out_(out), direct_(std::move(direct_fd)), data_(out.data_offset()), total_(total),
+        trace_(trace), window_bytes_(std::max(default_window_bytes, min_window)) {
     if (total_ == 0) return;
     // Writes into preallocated blocks need no block allocation on the way to the disk.
-    const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(total_));
+    const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(data_ + total_));
     if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL)
       throw_error("cannot allocate " + std::to_string(total_) + " bytes for " + out_.target(),
                   ret);
@@ -47,11 +47,11 @@ class direct_sink final : public output_sink {
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
     GPUSORT_EXPECTS(len <= window_bytes_, "output window larger than the staging buffer");
     GPUSORT_EXPECTS(offset + len <= total_, "output window past the end of " + out_.target());
-    return {take_staging() + offset % block, len};
+    return {take_staging() + (data_ + offset) % block, len};
   }
 
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
-    std::byte* base = window.data() - offset % block;
+    std::byte* base = window.data() - (data_ + offset) % block;
     try {
       write(offset, window);
     } catch (...) {
@@ -67,7 +67,7 @@ class direct_sink final : public output_sink {
     trace_recorder::scope timer(trace_, "write", data.size());
     std::unique_ptr<uring> ring = take_ring();
     try {
-      write_range({out_.fd(), &direct_}, offset, data, *ring, transfer);
+      write_range({out_.fd(), &direct_}, data_ + offset, data, *ring, transfer);
     } catch (...) {
       give_ring(std::move(ring));
       throw;
@@ -125,6 +125,7 @@ class direct_sink final : public output_sink {
 
   output_file& out_;
   file_descriptor direct_;
+  std::uint64_t data_;  // where the records start in the file (after a header)
   std::uint64_t total_;
   trace_recorder* trace_;
   std::size_t window_bytes_;

@@ -5,9 +5,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "gpusort/error.hpp"
@@ -22,21 +24,46 @@ std::string record_size_error(const std::string& name, std::uint64_t size, std::
          " bytes is not a multiple of " + std::to_string(record) + "-byte records";
 }
 
-/// True when `head` begins like a NumPy .npy file: the magic string, a format version, and
-/// the header dictionary's opening brace.
-bool looks_like_npy(std::span<const std::byte> head) {
-  static constexpr unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (head.size() < 11 || std::memcmp(head.data(), magic, sizeof magic) != 0) return false;
-  const auto major = static_cast<unsigned>(head[6]);
-  const std::size_t dict = major == 1 ? 10 : 12;
-  return major >= 1 && major <= 3 && head[7] == std::byte{0} && head.size() > dict &&
-         head[dict] == std::byte{'{'};
+/// Reads from stream `fd` until dst is full or the stream ends; returns the bytes read.
+std::size_t read_fully(const file_descriptor& fd, std::span<std::byte> dst) {
+  std::size_t done = 0;
+  while (done < dst.size()) {
+    const ssize_t got = ::read(fd.get(), dst.data() + done, dst.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw_error("read " + fd.path(), errno);
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
 }
 
-void refuse_npy(const std::string& name) {
-  throw_error(name + ": this is a NumPy .npy file, which gpusort does not read yet (it would "
-              "sort the header as data); write the array without its header (ndarray.tofile) "
-              "and name its type with -t");
+/// Reads dst.size() bytes at `offset` of regular file `fd`, or fewer where it ends.
+std::size_t pread_fully(const file_descriptor& fd, std::span<std::byte> dst, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < dst.size()) {
+    const ssize_t got = ::pread(fd.get(), dst.data() + done, dst.size() - done,
+                                static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw_error("read " + fd.path(), errno);
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
+/// `name` holds `have` record bytes where its .npy header's shape (`want` bytes) says otherwise.
+std::string npy_size_error(const std::string& name, const std::string& shape,
+                           std::uint32_t item_size, std::uint64_t want, std::uint64_t have,
+                           bool stream) {
+  std::string s = name + ": ";
+  if (have < want)
+    s += stream ? "the stream ended after " + std::to_string(have) + " of the "
+                : "truncated: " + std::to_string(have) + " bytes follow its header, not the ";
+  else
+    s += stream ? "more bytes than the "
+                : std::to_string(have) + " bytes follow its header, not the ";
+  return s + std::to_string(want) + " bytes its .npy shape " + shape + " of " +
+         std::to_string(item_size) + "-byte records takes";
 }
 
 }  // namespace
@@ -67,22 +94,131 @@ input_source::input_source(const std::vector<std::string>& paths, std::uint32_t 
           in.size = in.size > in.consumed ? in.size : in.consumed;
         }
       }
-      const std::uint64_t bytes = in.size - in.consumed;
-      std::array<std::byte, 16> head{};
-      const ssize_t got = ::pread(in.fd.get(), head.data(), head.size(),
-                                  static_cast<off_t>(in.consumed));
-      if (got > 0 && looks_like_npy({head.data(), static_cast<std::size_t>(got)}))
-        refuse_npy(in.fd.path());
-      GPUSORT_EXPECTS(bytes % record_size_ == 0,
-                      record_size_error(in.fd.path(), bytes, record_size_));
+      read_file_header(in);
+      const std::uint64_t bytes = in.size - in.start;
+      if (in.npy) {
+        GPUSORT_EXPECTS(bytes == in.npy_bytes,
+                        npy_size_error(in.fd.path(), in.npy_shape, record_size_, in.npy_bytes,
+                                       bytes, false));
+      } else {
+        GPUSORT_EXPECTS(bytes % record_size_ == 0,
+                        record_size_error(in.fd.path(), bytes, record_size_));
+      }
       total += bytes;
     } else {
       all_regular = false;
       in.fd.grow_pipe_buffer();
+      read_stream_header(in);
     }
     inputs_.push_back(std::move(in));
   }
+  // One sort has one record layout: raw records and .npy arrays do not mix.
+  const auto npy_input = std::find_if(inputs_.begin(), inputs_.end(),
+                                      [](const input& in) { return in.npy; });
+  const auto raw_input = std::find_if(inputs_.begin(), inputs_.end(),
+                                      [](const input& in) { return !in.npy; });
+  if (npy_input != inputs_.end() && raw_input != inputs_.end())
+    throw_error(raw_input->fd.path() + ": not an .npy file, while " + npy_input->fd.path() +
+                " is: the inputs of one sort are all .npy files (of one dtype) or none");
   if (all_regular) known_size_ = total;
+}
+
+void input_source::read_file_header(input& in) {
+  std::array<std::byte, npy_preamble_bytes> head{};
+  const std::size_t got = pread_fully(in.fd, head, in.start);
+  if (!is_npy_magic({head.data(), got})) return;
+  const std::string& name = in.fd.path();
+  std::vector<std::byte> header(
+      static_cast<std::size_t>(npy_header_size({head.data(), got}, name)));
+  header.resize(pread_fully(in.fd, header, in.start));
+  adopt_npy(in, parse_npy_header(header, name));
+  in.start += header.size();
+  in.consumed = in.start;
+}
+
+void input_source::read_stream_header(input& in) {
+  std::array<std::byte, npy_preamble_bytes> head{};
+  const std::size_t got = read_fully(in.fd, head);
+  in.ended = got < head.size();
+  if (!is_npy_magic({head.data(), got})) {
+    in.peeked.assign(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(got));
+    return;
+  }
+  const std::string& name = in.fd.path();
+  const auto size = static_cast<std::size_t>(npy_header_size({head.data(), got}, name));
+  std::vector<std::byte> header(std::max(size, got));
+  std::memcpy(header.data(), head.data(), got);
+  if (size > got) header.resize(got + read_fully(in.fd, std::span(header).subspan(got)));
+  // A header shorter than what was looked at (a malformed one) is refused by the parser.
+  adopt_npy(in, parse_npy_header(header, name));
+  in.ended = false;
+}
+
+void input_source::adopt_npy(input& in, npy_header header) {
+  const std::string& name = in.fd.path();
+  check_sortable(header, name);
+  const std::uint64_t records = header.records(name);
+  in.npy = true;
+  in.npy_shape = header.shape_text();
+  if (!npy_) {
+    npy_ = std::move(header);
+    npy_name_ = name;
+    record_size_ = static_cast<std::uint32_t>(npy_->item_size);
+  } else if (header.dtype != npy_->dtype) {
+    throw_error(name + ": its dtype " + header.dtype + " is not the dtype of " + npy_name_ +
+                ", " + npy_->dtype + ": .npy inputs are concatenated, so they must share one");
+  }
+  // records() checked records * record_size_; the sum must fit as well.
+  GPUSORT_EXPECTS(npy_records_ <= std::numeric_limits<std::uint64_t>::max() / record_size_ -
+                                      records,
+                  name + ": the .npy inputs hold more records than a sort can count");
+  npy_records_ += records;
+  in.npy_bytes = records * record_size_;
+}
+
+template <typename Raw>
+std::size_t input_source::stream_bytes(input& in, std::span<std::byte> dst, Raw&& raw) {
+  std::size_t filled = std::min(dst.size(), in.peeked.size());
+  if (filled > 0) {
+    std::memcpy(dst.data(), in.peeked.data(), filled);
+    in.peeked.erase(in.peeked.begin(), in.peeked.begin() + static_cast<std::ptrdiff_t>(filled));
+  }
+  while (filled < dst.size() && !in.ended) {
+    const std::uint64_t left = in.npy ? in.npy_bytes - (in.consumed + filled)
+                                      : std::numeric_limits<std::uint64_t>::max();
+    if (left == 0) {
+      // Every record its header announced is here: the stream must end now.
+      std::byte extra{};
+      if (raw(std::span(&extra, 1)) != 0)
+        throw_error(npy_size_error(in.fd.path(), in.npy_shape, record_size_, in.npy_bytes,
+                                   in.npy_bytes + 1, true));
+      in.ended = true;
+      break;
+    }
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(dst.size() - filled, left));
+    const std::size_t got = raw(dst.subspan(filled, want));
+    filled += got;
+    if (got < want) in.ended = true;
+  }
+  in.consumed += filled;
+  if (in.ended && in.peeked.empty() && !in.end_checked) {
+    in.end_checked = true;
+    if (in.npy) {
+      GPUSORT_EXPECTS(in.consumed == in.npy_bytes,
+                      npy_size_error(in.fd.path(), in.npy_shape, record_size_, in.npy_bytes,
+                                     in.consumed, true));
+    } else {
+      GPUSORT_EXPECTS(in.consumed % record_size_ == 0,
+                      record_size_error(in.fd.path(), in.consumed, record_size_));
+    }
+  }
+  return filled;
+}
+
+std::size_t input_source::read_stream(std::size_t i, std::span<std::byte> dst) {
+  input& in = inputs_.at(i);
+  GPUSORT_EXPECTS(!in.regular, "read_stream: " + in.fd.path() + " is a regular file");
+  return stream_bytes(in, dst, [&](std::span<std::byte> s) { return read_fully(in.fd, s); });
 }
 
 std::string input_source::describe() const {
@@ -108,15 +244,10 @@ std::size_t input_source::read(std::span<std::byte> dst, uring& ring,
       filled += n;
       if (in.consumed == in.size) ++current_;
     } else {
-      const std::size_t n = ring.read_stream(in.fd, rest);
-      if (in.consumed == 0 && looks_like_npy(rest.first(n))) refuse_npy(in.fd.path());
-      in.consumed += n;
+      const std::size_t n = stream_bytes(
+          in, rest, [&](std::span<std::byte> s) { return ring.read_stream(in.fd, s); });
       filled += n;
-      if (n < rest.size()) {  // the stream ended
-        GPUSORT_EXPECTS(in.consumed % record_size_ == 0,
-                        record_size_error(in.fd.path(), in.consumed, record_size_));
-        ++current_;
-      }
+      if (n < rest.size()) ++current_;  // the stream ended
     }
   }
   position_ += filled;

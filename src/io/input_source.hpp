@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/file_descriptor.hpp"
+#include "io/npy_header.hpp"
 #include "io/uring.hpp"
 
 namespace gpusort::io {
@@ -42,11 +43,20 @@ class input_mapping {
  * Opens every input up front, so that a missing or unreadable file fails before any work.
  * - Regular files are read at offsets with several requests in flight; streams (pipes, ttys,
  *   stdin) sequentially until they end.
+ * - NumPy .npy inputs (recognised by their magic string, on streams too) are read after their
+ *   header: every offset, size and mapping below counts their records only. All inputs are
+ *   .npy files of one dtype, or none is; npy() describes them.
  * @throw gpusort::error naming the file and the cause.
  */
 class input_source {
  public:
-  /// `record_size`: every regular input must hold whole records (checked here, up front).
+  /**
+   * `record_size`: every raw input must hold whole records (checked here, up front, for
+   * regular files). An .npy input must hold exactly what its header's shape says (a stream
+   * is checked when it ends) and be one gpusort sorts (io::check_sortable).
+   * A stream's first bytes are read here, to see whether it is an .npy file: this waits for
+   * the writer of a pipe.
+   */
   input_source(const std::vector<std::string>& paths, std::uint32_t record_size);
 
   /// Total bytes when every input is a regular file; nullopt when any is a stream.
@@ -55,6 +65,14 @@ class input_source {
   [[nodiscard]] std::uint64_t position() const noexcept { return position_; }
   /// Names for messages: "a.bin", or "a.bin, b.bin".
   [[nodiscard]] std::string describe() const;
+
+  /// The first input's .npy header when the inputs are .npy files (all share its dtype);
+  /// nullptr when they are raw records.
+  [[nodiscard]] const npy_header* npy() const noexcept { return npy_ ? &*npy_ : nullptr; }
+  /// The records all .npy inputs hold together, as their headers say (0 for raw inputs).
+  [[nodiscard]] std::uint64_t npy_records() const noexcept { return npy_records_; }
+  /// Bytes per record: `record_size`, or an .npy dtype's element size.
+  [[nodiscard]] std::uint32_t record_size() const noexcept { return record_size_; }
 
   /**
    * Reads the next bytes of the concatenation into dst; fills dst completely unless the input
@@ -97,24 +115,55 @@ class input_source {
    * @throw gpusort::error naming the file when mmap fails.
    */
   [[nodiscard]] std::optional<input_mapping> map_input(std::size_t i, bool populate) const;
+  /**
+   * Reads the next bytes of input `i`, a stream (not a regular file), as read() does: the
+   * bytes the constructor looked at come first, an .npy header never, and no more records
+   * than it announces. Fills dst unless the stream ends; returns 0 at its end, where a raw
+   * stream that ends inside a record, or an .npy stream short of its shape or longer, is an
+   * error naming it. For callers that take the inputs one by one (--check, --merge).
+   */
+  std::size_t read_stream(std::size_t i, std::span<std::byte> dst);
 
  private:
   struct input {
     file_descriptor fd;
     bool regular = false;
     std::uint64_t size = 0;  // regular files only
-    std::uint64_t start = 0;  // where it begins: stdin redirected from a file may not be at 0
-    std::uint64_t consumed = 0;
+    // Where the records begin: stdin redirected from a file may not be at 0, and an .npy
+    // file's follow its header.
+    std::uint64_t start = 0;
+    std::uint64_t consumed = 0;  // regular files: the offset reached; streams: record bytes
+    bool npy = false;
+    std::uint64_t npy_bytes = 0;  // .npy: the record bytes its header announces
+    std::string npy_shape;        // .npy: its shape, for messages
+    // Streams: the first bytes, read to look for an .npy header, that turned out to be
+    // records; whether the stream ended (while looking, or later), and was checked then.
+    std::vector<std::byte> peeked;
+    bool ended = false;
+    bool end_checked = false;
     std::optional<file_descriptor> direct;  // read_past_cache(): the same file, O_DIRECT
   };
   /// Reads a range of one regular input, past the cache where read_past_cache() asked.
   static void read_file_range(const input& in, std::uint64_t offset, std::span<std::byte> dst,
-                         uring& ring, const transfer_config& config);
+                              uring& ring, const transfer_config& config);
+  /// Reads an .npy header at the start of regular input `in` when there is one.
+  void read_file_header(input& in);
+  /// Looks at the first bytes of stream `in`: an .npy header is read, other bytes kept.
+  void read_stream_header(input& in);
+  /// Takes `header` as the description of `in` (checks it and that it matches the others).
+  void adopt_npy(input& in, npy_header header);
+  /// read_stream with `raw` reading from the stream until a span is full or it ends.
+  template <typename Raw>
+  std::size_t stream_bytes(input& in, std::span<std::byte> dst, Raw&& raw);
+
   std::vector<input> inputs_;
   std::size_t current_ = 0;
   std::uint32_t record_size_;
   std::optional<std::uint64_t> known_size_;
   std::uint64_t position_ = 0;
+  std::optional<npy_header> npy_;
+  std::string npy_name_;  // the input npy_ describes
+  std::uint64_t npy_records_ = 0;
 };
 
 }  // namespace gpusort::io

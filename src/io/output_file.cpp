@@ -14,6 +14,7 @@
 
 #include "gpusort/error.hpp"
 #include "io/signal_cleanup.hpp"
+#include "io/uring.hpp"
 
 namespace gpusort::io {
 namespace {
@@ -98,6 +99,19 @@ void copy_file(const file_descriptor& from, const file_descriptor& to, std::uint
     if (n == 0) throw_error("copy the sorted output into " + to.path() + ": the temporary file "
                             "ended early");
     done += static_cast<std::uint64_t>(n);
+  }
+}
+
+/// Writes all of `data` at `offset` of `f`; errors name `target`.
+void write_all_at(const file_descriptor& f, std::span<const std::byte> data, std::uint64_t offset,
+                  const std::string& target) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t w = ::pwrite(f.get(), data.data() + done, data.size() - done,
+                               static_cast<off_t>(offset + done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw_error("write " + target, w < 0 ? errno : EIO);
+    done += static_cast<std::size_t>(w);
   }
 }
 
@@ -248,11 +262,30 @@ void output_file::copy_into_target(std::uint64_t bytes) {
 
 void output_file::shrink(std::uint64_t written, std::uint64_t kept) {
   GPUSORT_EXPECTS(is_private_file() && kept <= written, "cannot shrink the output " + target_);
-  if (::ftruncate(fd_.get(), static_cast<off_t>(kept)) != 0)
+  if (::ftruncate(fd_.get(), static_cast<off_t>(header_.size() + kept)) != 0)
     throw_error("truncate the output of " + target_, errno);
 }
 
+void output_file::set_header(std::vector<std::byte> header) {
+  if (header_written_.load()) {
+    GPUSORT_EXPECTS(header == header_, "cannot change the header of " + target_ +
+                                           ": it went out ahead of the records");
+    return;
+  }
+  GPUSORT_EXPECTS(header_.empty() || header.size() == header_.size(),
+                  "the header of " + target_ + " cannot change its length once records follow it");
+  header_ = std::move(header);
+}
+
+void output_file::write_stream_header(uring& ring) {
+  if (!is_stream() || header_.empty() || header_written_.load()) return;
+  ring.write_stream(fd_, header_);
+  header_written_.store(true);
+}
+
 void output_file::commit(bool fsync, std::uint64_t bytes) {
+  // Written last, so that it says what the records turned out to be (--unique).
+  if (!is_stream()) write_all_at(fd_, header_, base_offset_, target_);
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) throw_error("cannot stat the output of " + target_, errno);
   // Every byte must be where it was written: a file that ended short means a write was lost.
@@ -267,19 +300,24 @@ void output_file::commit(bool fsync, std::uint64_t bytes) {
     if (::fsync(f.get()) != 0 && errno != EINVAL && errno != EROFS)
       throw_error("fsync " + target_, errno);
   };
+  const std::uint64_t header_bytes = header_.size();
   switch (kind_) {
     case kind::stream:
-      if (regular_stream_) check_size(start_size_ + bytes);
+      if (!header_written_.load()) {
+        uring ring(1);
+        write_stream_header(ring);
+      }
+      if (regular_stream_) check_size(start_size_ + header_bytes + bytes);
       if (fsync) sync(fd_);
       break;
     case kind::positioned:
-      check_size(base_offset_ + bytes);
-      if (::lseek(fd_.get(), static_cast<off_t>(base_offset_ + bytes), SEEK_SET) < 0)
+      check_size(data_offset() + bytes);
+      if (::lseek(fd_.get(), static_cast<off_t>(data_offset() + bytes), SEEK_SET) < 0)
         throw_error("seek " + target_, errno);
       if (fsync) sync(fd_);
       break;
     case kind::replace:
-      check_size(bytes);
+      check_size(header_bytes + bytes);
       if (fsync) sync(fd_);
       apply_final_mode();
       link_and_rename();
@@ -292,8 +330,8 @@ void output_file::commit(bool fsync, std::uint64_t bytes) {
       }
       break;
     case kind::copy_back:
-      check_size(bytes);
-      copy_into_target(bytes);
+      check_size(header_bytes + bytes);
+      copy_into_target(header_bytes + bytes);
       if (fsync) sync(target_fd_);
       target_fd_.close();
       break;

@@ -4,12 +4,18 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "io/file_descriptor.hpp"
 
 namespace gpusort::io {
+
+class uring;
 
 /**
  * Opens the place the output is written to, after checking that the caller may write it.
@@ -59,12 +65,32 @@ class output_file {
   }
   /// Where byte 0 of the output goes in fd() (non-zero only for positioned outputs).
   [[nodiscard]] std::uint64_t base_offset() const noexcept { return base_offset_; }
+  /// Where the records go in fd(): after the base offset and the header. Every sink writes
+  /// record byte `offset` at data_offset() + offset.
+  [[nodiscard]] std::uint64_t data_offset() const noexcept {
+    return base_offset_ + header_.size();
+  }
+
+  /**
+   * Puts `header` (an .npy header) before the records. The first call, before any sink is
+   * made, fixes its length; later calls (--unique learns the final shape at the end) must keep
+   * it. A stream output gets the header from its sink, ahead of the first record
+   * (write_stream_header); every other output from commit(), so that it says what was kept.
+   * @throw gpusort::error when the length changes, or a stream's header, already written,
+   *   would.
+   */
+  void set_header(std::vector<std::byte> header);
+  [[nodiscard]] std::span<const std::byte> header() const noexcept { return header_; }
+  /// Stream outputs: writes the header where the stream stands, once. The sink that writes
+  /// the stream calls it before the first record; commit() does, where no sink did.
+  void write_stream_header(uring& ring);
   /// The name given by the caller, for messages.
   [[nodiscard]] const std::string& target() const noexcept { return target_; }
 
   /**
-   * Makes the written bytes the target: checks that all `bytes` reached the file, fsyncs when
-   * asked, then renames (or copies) the temporary into place. A positioned output is left
+   * Makes the written bytes the target: writes the header (set_header), checks that it and all
+   * `bytes` of records reached the file, fsyncs when asked, then renames (or copies) the
+   * temporary into place. A positioned output is left
    * positioned after the bytes written, as any writer would leave it.
    * @throw gpusort::error (with the errno) when any step fails; the target is then untouched
    *   for replaced outputs.
@@ -72,8 +98,8 @@ class output_file {
   void commit(bool fsync, std::uint64_t bytes);
 
   /**
-   * Keeps only the first `kept` of the `written` bytes of a private temporary file (--unique
-   * compacted them there). Outputs written in place cannot shrink.
+   * Keeps only the first `kept` of the `written` record bytes of a private temporary file
+   * (--unique compacted them there), after the header. Outputs written in place cannot shrink.
    * @throw gpusort::error naming the output when the truncation fails.
    */
   void shrink(std::uint64_t written, std::uint64_t kept);
@@ -99,6 +125,8 @@ class output_file {
   gid_t owner_gid_ = 0;
   int cleanup_slot_ = -1;
   bool committed_ = false;
+  std::vector<std::byte> header_;
+  std::atomic<bool> header_written_{false};  // streams: by the sink's writer thread
   file_descriptor target_fd_;  // copy_back: the hard-linked target, opened for writing
   file_descriptor fd_;
 };

@@ -37,28 +37,31 @@ const std::uint64_t page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZ
 class mapped_sink final : public output_sink {
  public:
   mapped_sink(output_file& out, std::uint64_t total, bool persistent, trace_recorder* trace)
-      : out_(out), total_(total), trace_(trace) {
+      : out_(out), data_(out.data_offset()), total_(total), trace_(trace) {
     if (total_ == 0) return;
     trace_recorder::scope timer(trace_, "write");
-    const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(total_));
-    if (ret != 0) throw_error("cannot allocate " + std::to_string(total_) + " bytes for " +
-                                  out_.target(), ret);
+    // The records start after the header (commit() writes it): the file holds both.
+    const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(data_ + total_));
+    if (ret != 0) throw_error("cannot allocate " + std::to_string(data_ + total_) +
+                                  " bytes for " + out_.target(), ret);
     if (persistent) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(total_), PROT_READ | PROT_WRITE,
+      // Mapped from offset 0, as mappings start on a page; whole_ skips the header.
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(data_ + total_), PROT_READ | PROT_WRITE,
                        MAP_SHARED, out_.fd().get(), 0);
       if (p == MAP_FAILED) throw_error("mmap " + out_.target(), errno);
-      whole_ = static_cast<std::byte*>(p);
+      map_ = static_cast<std::byte*>(p);
+      whole_ = map_ + data_;
     }
   }
 
   ~mapped_sink() override {
     stop_prefault();
-    if (whole_ == nullptr) return;
+    if (map_ == nullptr) return;
     // Tearing down 8 GiB of page tables takes 0.21-0.3 s on the H200 machine; slicing it into
     // parallel MADV_DONTNEED calls, or leaving it to exit, measured no faster.
     try {
       trace_recorder::scope timer(trace_, "unmap");
-      ::munmap(whole_, static_cast<std::size_t>(total_));
+      ::munmap(map_, static_cast<std::size_t>(data_ + total_));
     } catch (...) {  // the trace failed to record; the mapping is gone all the same
     }
   }
@@ -75,20 +78,22 @@ class mapped_sink final : public output_sink {
       return {whole_ + offset, len};
     }
     trace_recorder::scope timer(trace_, "write", len);
-    const std::uint64_t base = offset / page_size * page_size;
-    const std::size_t map_len = static_cast<std::size_t>(offset + len - base);
+    const std::uint64_t at = data_ + offset;  // in the file
+    const std::uint64_t base = at / page_size * page_size;
+    const std::size_t map_len = static_cast<std::size_t>(at + len - base);
     void* p = ::mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
                      out_.fd().get(), static_cast<off_t>(base));
     if (p == MAP_FAILED) throw_error("mmap " + out_.target(), errno);
-    return {static_cast<std::byte*>(p) + (offset - base), len};
+    return {static_cast<std::byte*>(p) + (at - base), len};
   }
 
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
     if (window.empty() || whole_ != nullptr) return;
     trace_recorder::scope timer(trace_, "write");
-    const std::uint64_t base = offset / page_size * page_size;
-    std::byte* p = window.data() - (offset - base);
-    if (::munmap(p, static_cast<std::size_t>(offset + window.size() - base)) != 0)
+    const std::uint64_t at = data_ + offset;
+    const std::uint64_t base = at / page_size * page_size;
+    std::byte* p = window.data() - (at - base);
+    if (::munmap(p, static_cast<std::size_t>(at + window.size() - base)) != 0)
       throw_error("munmap " + out_.target(), errno);
   }
 
@@ -182,17 +187,20 @@ class mapped_sink final : public output_sink {
   /// the bytes itself.
   void populate(std::uint64_t offset, std::size_t len, bool background) {
     trace_recorder::scope timer(trace_, background ? "prefault" : "write", background ? len : 0);
-    const std::uint64_t base = offset / page_size * page_size;
-    if (::madvise(whole_ + base, static_cast<std::size_t>(offset + len - base),
+    const std::uint64_t at = data_ + offset;  // madvise takes page-aligned file positions
+    const std::uint64_t base = at / page_size * page_size;
+    if (::madvise(map_ + base, static_cast<std::size_t>(at + len - base),
                   MADV_POPULATE_WRITE) != 0 && errno != EINVAL)
       throw_error("madvise(MADV_POPULATE_WRITE) " + out_.target(), errno);
   }
 
   static constexpr std::size_t write_window = std::size_t{4} << 20;
   output_file& out_;
+  std::uint64_t data_;  // where the records start in the file (after a header)
   std::uint64_t total_;
   trace_recorder* trace_;
-  std::byte* whole_ = nullptr;  // persistent: the whole output, mapped once
+  std::byte* map_ = nullptr;    // persistent: the whole file, mapped once
+  std::byte* whole_ = nullptr;  // persistent: its records, from data_ on
   std::uint64_t prefault_windows_ = 0;
   std::unique_ptr<std::atomic<bool>[]> prefault_done_;
   std::atomic<std::uint64_t> next_prefault_{0};
@@ -211,9 +219,10 @@ class uring_sink final : public output_sink {
       // Preallocation makes buffered writes faster (no block allocation on the write path);
       // a filesystem without it still works. Only into our own temporary: a file we write
       // through belongs to the caller.
-      const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(total_));
+      const std::uint64_t bytes = out_.data_offset() + total_;
+      const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(bytes));
       if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL)
-        throw_error("cannot allocate " + std::to_string(total_) + " bytes for " + out_.target(),
+        throw_error("cannot allocate " + std::to_string(bytes) + " bytes for " + out_.target(),
                     ret);
     }
     for (std::size_t i = 0; i < buffer_count; ++i) {
@@ -292,6 +301,15 @@ class uring_sink final : public output_sink {
 
   void run_writer() {
     uring ring(32);
+    try {
+      out_.write_stream_header(ring);  // a stream's header goes ahead of every record
+    } catch (...) {
+      {
+        std::lock_guard lock(mutex_);
+        error_ = std::current_exception();
+      }
+      cv_.notify_all();
+    }
     for (;;) {
       job j{};
       {
@@ -310,7 +328,7 @@ class uring_sink final : public output_sink {
             ring.write_stream(out_.fd(), j.data);
             stream_pos_ += j.data.size();
           } else {
-            ring.write_exact(out_.fd(), out_.base_offset() + j.offset, j.data);
+            ring.write_exact(out_.fd(), out_.data_offset() + j.offset, j.data);
           }
         }
       } catch (...) {

@@ -12,6 +12,7 @@
 #include "cpu/key_order.hpp"
 #include "gpusort/sort.hpp"
 #include "io/input_source.hpp"
+#include "pipeline/input_format.hpp"
 #include "pipeline/plan.hpp"
 
 namespace gpusort {
@@ -56,37 +57,26 @@ class order_checker {
   bool have_last_ = false;
 };
 
-/// Reads the stream `fd` block by block into check(); false once a disorder is found.
-bool check_stream(const io::file_descriptor& fd, std::uint32_t record_size,
+/// Reads stream input `i` block by block into check(); false once a disorder is found.
+bool check_stream(io::input_source& input, std::size_t i, std::uint32_t record_size,
                   order_checker& checker) {
   host_buffer block(std::max<std::size_t>(stream_block_bytes / record_size, 1) * record_size);
-  std::size_t filled = 0;
   for (;;) {
-    const ssize_t got = ::read(fd.get(), block.data() + filled, block.size() - filled);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw_error("read " + fd.path(), errno);
-    filled += static_cast<std::size_t>(got);
-    const std::size_t whole = filled / record_size * record_size;
-    if (got == 0 || filled == block.size()) {
-      if (!checker.check(block.data(), whole / record_size, fd.path())) return false;
-      std::memmove(block.data(), block.data() + whole, filled - whole);
-      filled -= whole;
-    }
-    if (got == 0) {
-      GPUSORT_EXPECTS(filled == 0, fd.path() + ": the input ends inside a record (" +
-                                       std::to_string(filled) + " bytes of a " +
-                                       std::to_string(record_size) + "-byte record)");
-      return true;
-    }
+    // Whole blocks until the stream ends, which read_stream checks ends on a record.
+    const std::size_t got = input.read_stream(i, block.span());
+    if (!checker.check(block.data(), got / record_size, input.descriptor(i).path())) return false;
+    if (got < block.size()) return true;
   }
 }
 
 }  // namespace
 
-check_result check_file(const std::vector<std::string>& inputs, const sort_options& options) {
-  options.format.validate();
+check_result check_file(const std::vector<std::string>& inputs, const sort_options& requested) {
+  requested.format.validate();
+  io::input_source input(inputs, requested.format.record_size);
+  // .npy inputs: the records after the header, in the format it describes.
+  const sort_options options = pipeline::with_input_format(requested, input);
   const std::uint32_t rec = options.format.record_size;
-  io::input_source input(inputs, rec);
   check_result result;
   order_checker checker(options, result);
   tbb::task_arena arena(
@@ -95,7 +85,7 @@ check_result check_file(const std::vector<std::string>& inputs, const sort_optio
     for (std::size_t i = 0; i < input.input_count(); ++i) {
       const io::file_descriptor& fd = input.descriptor(i);
       if (!fd.is_regular()) {
-        if (!check_stream(fd, rec, checker)) return;
+        if (!check_stream(input, i, rec, checker)) return;
         continue;
       }
       // Mapped without populating: a check stops at the first disorder, and reads a file

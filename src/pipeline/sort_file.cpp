@@ -15,8 +15,10 @@
 #include "gpusort/sort.hpp"
 #include "gpusort/version.hpp"
 #include "io/input_source.hpp"
+#include "io/npy_header.hpp"
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"
+#include "pipeline/input_format.hpp"
 #include "pipeline/plan.hpp"
 #include "pipeline/strategy.hpp"
 #include "pipeline/unique_output.hpp"
@@ -61,15 +63,30 @@ void write_trace(const trace_recorder& trace, io::output_file& trace_out, bool f
 }  // namespace
 
 sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& output,
-                     const sort_options& options) {
-  options.format.validate();
+                     const sort_options& requested) {
+  requested.format.validate();
   trace_recorder trace;
   // Open everything first: a missing input or an unwritable output (the trace too) fails
   // before any work, and nothing can fail once the output has replaced the old one.
-  io::input_source input(inputs, options.format.record_size);
+  io::input_source input(inputs, requested.format.record_size);
+  const sort_options options = pipeline::with_input_format(requested, input);
   io::output_file out(output);
   std::optional<io::output_file> trace_out;
   if (!options.trace_path.empty()) trace_out.emplace(options.trace_path);
+  // .npy in, .npy out: the input's header, with the shape of what is written. Every sink
+  // writes the records after it; its length is fixed now, for the most records there can be.
+  const io::npy_header* npy = input.npy();
+  std::uint64_t npy_header_bytes = 0;
+  if (npy != nullptr) {
+    GPUSORT_EXPECTS(!(options.unique && out.is_stream()),
+                    (output == "-" ? std::string("standard output") : output) +
+                        ": --unique cannot write an .npy file that is written in order (a "
+                        "pipe, a device, >> a file): its header goes first and gives the "
+                        "number of records, which only the end of the sort knows; write to a "
+                        "file (or redirect stdout to one with >)");
+    npy_header_bytes = io::npy_output_header_bytes(*npy, input.npy_records());
+    out.set_header(io::format_npy_header(*npy, input.npy_records(), npy_header_bytes));
+  }
 
   std::optional<progress_reporter> progress;
   if (options.progress) progress.emplace(trace, input.known_size(), STDERR_FILENO);
@@ -91,8 +108,9 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     if (writing.prefault) opener.open(*input.known_size());
     pipeline::probe_gpu(options, facts);
     const pipeline::sort_plan plan = pipeline::make_plan(input.known_size(), options, facts);
-    notice(options, "sorting " + input.describe() + " (" + describe(options.format) + "); " +
-                        plan.describe(options.format));
+    notice(options, "sorting " + input.describe() + " (" +
+                        (npy != nullptr ? ".npy of " + npy->dtype + ", " : std::string()) +
+                        describe(options.format) + "); " + plan.describe(options.format));
     if (plan.bypass_page_cache) input.read_past_cache();
     result = run_strategy({input, opener, options, plan, arena, &trace});
     backend = plan.on_gpu() ? plan.device_name : "cpu";
@@ -113,7 +131,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   } else if (options.unique && !compacted) {
     arena.execute([&] {
       output_records = pipeline::unique_in_file(
-          out.fd(), out.base_offset(), result.records, options.format,
+          out.fd(), out.data_offset(), result.records, options.format,
           pipeline::host_budget(options, facts.usable_memory) / 4, &trace);
     });
   }
@@ -130,6 +148,8 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   stats.merge_passes = result.merge_passes;
   stats.spilled = result.spilled;
   if (trace_out) write_trace(trace, *trace_out, options.fsync);
+  if (npy != nullptr)
+    out.set_header(io::format_npy_header(*npy, output_records, npy_header_bytes));
   {
     trace_recorder::scope timer(&trace, "commit");
     out.commit(options.fsync, output_records * rec);

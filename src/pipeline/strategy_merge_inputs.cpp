@@ -22,35 +22,31 @@ namespace {
 
 constexpr std::size_t spool_block_bytes = std::size_t{8} << 20;
 
-/// Copies the stream `in` to an anonymous file in `dir`, which is returned with its size.
-std::pair<io::file_descriptor, std::uint64_t> spool_stream(const io::file_descriptor& in,
+/// Copies stream input `i` (its records: no .npy header) to an anonymous file in `dir`, which
+/// is returned with its size.
+std::pair<io::file_descriptor, std::uint64_t> spool_stream(io::input_source& input, std::size_t i,
                                                            const std::string& dir,
-                                                           std::uint32_t record_size,
                                                            trace_recorder* trace) {
+  const std::string& name = input.descriptor(i).path();
   io::file_descriptor file = io::make_anonymous_file(io::temp_directory(dir));
   host_buffer block(spool_block_bytes);
   std::uint64_t size = 0;
   trace_recorder::scope timer(trace, "read");
   for (;;) {
-    const ssize_t got = ::read(in.get(), block.data(), block.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw_error("read " + in.path(), errno);
-    if (got == 0) break;
-    for (ssize_t done = 0; done < got;) {
-      const ssize_t put = ::pwrite(file.get(), block.data() + done,
-                                   static_cast<std::size_t>(got - done),
-                                   static_cast<off_t>(size + static_cast<std::uint64_t>(done)));
+    // Full blocks until the stream ends (read_stream checks that it ends on a record).
+    const std::size_t got = input.read_stream(i, block.span());
+    for (std::size_t done = 0; done < got;) {
+      const ssize_t put = ::pwrite(file.get(), block.data() + done, got - done,
+                                   static_cast<off_t>(size + done));
       if (put < 0 && errno == EINTR) continue;
-      if (put <= 0) throw_error("write a temporary copy of " + in.path() + " in " + dir,
+      if (put <= 0) throw_error("write a temporary copy of " + name + " in " + dir,
                                 put < 0 ? errno : ENOSPC);
-      done += put;
+      done += static_cast<std::size_t>(put);
     }
-    size += static_cast<std::uint64_t>(got);
+    size += got;
+    if (got < block.size()) break;
   }
   timer.add_bytes(size);
-  GPUSORT_EXPECTS(size % record_size == 0,
-                  in.path() + ": " + std::to_string(size) + " bytes is not a whole number of " +
-                      std::to_string(record_size) + "-byte records");
   return {std::move(file), size};
 }
 
@@ -73,8 +69,7 @@ strategy_result merge_sorted_inputs(const sort_context& ctx) {
     for (std::size_t i = 0; i < input.input_count(); ++i) {
       std::optional<io::input_mapping> m = input.map_input(i, populate);
       if (!m && !input.descriptor(i).is_regular()) {
-        auto [file, size] =
-            spool_stream(input.descriptor(i), ctx.options.temp_dir, rec, ctx.trace);
+        auto [file, size] = spool_stream(input, i, ctx.options.temp_dir, ctx.trace);
         if (size == 0) continue;
         void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED,
                          file.get(), 0);

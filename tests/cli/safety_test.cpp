@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -224,26 +225,36 @@ TEST(OutputMode, ReadOnlyOutputIsRefusedForAnUnprivilegedCaller) {
   EXPECT_EQ(test::read_file(dir.file("ro.bin")), data) << "the read-only file was overwritten";
 }
 
-// --- 4, 5. Inputs gpusort cannot read yet; side outputs -----------------------------------------
+// --- 4, 5. Inputs with a header; side outputs ----------------------------------------------------
 
-TEST(Inputs, NpyFileIsRefusedNotSortedWithItsHeader) {
+TEST(Inputs, NpyFileIsSortedAfterItsHeaderNotWithIt) {
   test::scratch_dir dir;
   std::string npy("\x93NUMPY\x01\x00\x76\x00", 10);
   std::string header = "{'descr': '<u8', 'fortran_order': False, 'shape': (4,), }";
   header.resize(0x76 - 1, ' ');
-  npy += header + "\n" + std::string(32, '\x07');
+  npy += header + "\n";
+  const std::string records = std::string(8, '\x07') + std::string(8, '\x01') +
+                              std::string(8, '\x05') + std::string(8, '\x03');
+  const std::string sorted_records = std::string(8, '\x01') + std::string(8, '\x03') +
+                                     std::string(8, '\x05') + std::string(8, '\x07');
   {
     std::FILE* f = std::fopen(dir.file("a.npy").c_str(), "wb");
-    std::fwrite(npy.data(), 1, npy.size(), f);
+    const std::string file = npy + records;
+    std::fwrite(file.data(), 1, file.size(), f);
     std::fclose(f);
   }
-  const outcome file = run_script("\"$G\" --devices none a.npy out.bin", dir);
-  EXPECT_EQ(file.status, 2);
-  EXPECT_NE(file.err.find(".npy"), std::string::npos) << file.err;
-  EXPECT_FALSE(fs::exists(dir.file("out.bin")));
-  const outcome piped = run_script("cat a.npy | \"$G\" --devices none - out.bin", dir);
-  EXPECT_EQ(piped.status, 2);
-  EXPECT_NE(piped.err.find(".npy"), std::string::npos) << piped.err;
+  const auto expected = [&] {
+    const std::string s = npy + sorted_records;
+    std::vector<std::byte> v(s.size());
+    std::memcpy(v.data(), s.data(), s.size());
+    return v;
+  }();
+  const outcome file = run_script("\"$G\" --devices none a.npy out.npy", dir);
+  EXPECT_EQ(file.status, 0) << file.err;
+  EXPECT_EQ(test::read_file(dir.file("out.npy")), expected);
+  const outcome piped = run_script("cat a.npy | \"$G\" --devices none - piped.npy", dir);
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(test::read_file(dir.file("piped.npy")), expected);
 }
 
 TEST(SideOutputs, UnwritableTraceFailsBeforeTheOutputIsReplaced) {

@@ -1,6 +1,7 @@
 // sort_file on the GPU end to end: every key type, payloads moved as pairs and as (key, index)
 // items, one chunk written straight to the output, many chunks sorted again by key range or
-// merged on the host, spilled runs, and a pipe as input. Skips without a CUDA device.
+// merged on the host, spilled runs, a pipe as input, and .npy files (records after a header).
+// Skips without a CUDA device.
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include "gpu/run_former.hpp"
 #include "gpusort/sort.hpp"
+#include "npy_support.hpp"
 #include "test_support.hpp"
 
 namespace gpusort {
@@ -159,6 +161,76 @@ TEST_F(GpuSortFile, StreamWhoseRunsSpillIsMergedOnTheHost) {
   EXPECT_TRUE(stats.spilled);
   EXPECT_EQ(stats.strategy, "gpu-runs") << "the plan's gpu-ranges falls back to the host merge";
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+}
+
+TEST_F(GpuSortFile, NpyRecordsLandAfterTheHeaderOnEveryGpuStrategy) {
+  test::scratch_dir dir;
+  struct npy_case {
+    std::string descr;
+    const char* key;
+    record_format format;
+  };
+  // Pairs the GPU sorts directly, and (key, index) items gathered on the host.
+  const npy_case cases[] = {
+      {"[('k', '<u8'), ('v', '<u8')]", "k", test::make_format("u64", 16, 0)},
+      {"[('id', '<u4'), ('x', '<f4')]", "x", test::make_format("f32", 8, 4)},
+      {"[('pad', '|V40'), ('t', '<f8'), ('rest', '|V52')]", "t", test::make_format("f64", 100, 40)},
+  };
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const npy_case& c : cases) {
+    const record_format& f = c.format;
+    const std::uint64_t records = 3000017;
+    const std::uint64_t seed = test::base_seed() + f.record_size;
+    const auto data = test::random_records(records, f, seed);
+    // An 80-byte header (16-byte aligned, as old NumPy wrote): the records start off any page
+    // and off any 64-byte line of the output.
+    const std::vector<std::byte> header =
+        test::npy_header(test::npy_dict(c.descr, test::npy_shape(records)), 1, 16);
+    std::vector<std::byte> file = header;
+    file.insert(file.end(), data.begin(), data.end());
+    test::write_file(dir.file("in.npy"), file);
+    for (const bool descending : {false, true}) {
+      std::vector<std::byte> expected = header;
+      const auto sorted = test::reference_sort(data, f, descending);
+      expected.insert(expected.end(), sorted.begin(), sorted.end());
+      // One chunk; key ranges sorted again on the GPU; runs merged on the host; a FIFO output.
+      for (const int variant : {0, 1, 2, 3}) {
+        SCOPED_TRACE(c.descr + (descending ? " desc" : " asc") + " variant " +
+                     std::to_string(variant) + " seed " + std::to_string(seed));
+        sort_options o;
+        o.npy.key_field = c.key;
+        o.descending = descending;
+        if (variant >= 1) o.gpu_memory_bytes = 48 << 20;
+        if (variant == 2) o.merge = merge_location::host;
+        std::thread drain;
+        std::string out = dir.file("out.npy");
+        if (variant == 3) {
+          drain = std::thread([&] {
+            EXPECT_EQ(std::system(("cat " + fifo + " > " + dir.file("out.npy")).c_str()), 0);
+          });
+          out = fifo;
+        }
+        const sort_stats stats = sort_file({dir.file("in.npy")}, out, o);
+        if (drain.joinable()) drain.join();
+        EXPECT_EQ(stats.records, records);
+        EXPECT_NE(stats.backend, "cpu");
+        if (variant == 0) {
+          EXPECT_EQ(stats.strategy, "gpu-one-chunk");
+        }
+        EXPECT_EQ(test::read_file(dir.file("out.npy")), expected) << stats.strategy;
+      }
+    }
+    // --unique into the output's mapping after a one-chunk sort: the shape rewritten.
+    sort_options o;
+    o.npy.key_field = c.key;
+    o.unique = true;
+    const sort_stats stats = sort_file({dir.file("in.npy")}, dir.file("out.npy"), o);
+    const test::npy_parts p = test::split_npy(test::read_file(dir.file("out.npy")));
+    EXPECT_EQ(p.header_bytes, header.size());
+    EXPECT_EQ(p.dict, test::npy_dict(c.descr, test::npy_shape(stats.output_records)));
+    EXPECT_EQ(p.data.size(), stats.output_records * f.record_size);
+  }
 }
 
 }  // namespace
