@@ -1,16 +1,21 @@
-// O_DIRECT output: staging windows laid out like the file, written by the threads that fill
-// them, each with an io_uring ring from a small pool.
+// O_DIRECT output: staging windows laid out like the file. Windows filled in place go to a
+// writer thread that keeps many requests in flight across them, so that the producers (the
+// merge) never wait for the disk; writes from the caller's memory go out at once.
 #include "io/direct_sink.hpp"
 
 #include <fcntl.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/trace.hpp"
@@ -40,7 +45,19 @@ class direct_sink final : public output_sink {
     if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL)
       throw_error("cannot allocate " + std::to_string(total_) + " bytes for " + out_.target(),
                   ret);
+    writer_ = std::thread([this] { run_writer(); });
   }
+
+  ~direct_sink() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+  }
+  direct_sink(const direct_sink&) = delete;
+  direct_sink& operator=(const direct_sink&) = delete;
 
   [[nodiscard]] std::size_t max_window() const override { return window_bytes_; }
 
@@ -51,14 +68,19 @@ class direct_sink final : public output_sink {
   }
 
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
-    std::byte* base = window.data() - (data_ + offset) % block;
-    try {
-      write(offset, window);
-    } catch (...) {
-      give_staging(base);
-      throw;
+    if (window.empty()) {
+      give_staging(window.data() - (data_ + offset) % block);
+      return;
     }
-    give_staging(base);
+    {
+      std::lock_guard lock(mutex_);
+      if (error_) {
+        free_staging_.push_back(window.data() - (data_ + offset) % block);
+        std::rethrow_exception(error_);
+      }
+      jobs_.push_back({offset, window});
+    }
+    cv_.notify_all();
   }
 
   void write(std::uint64_t offset, std::span<const std::byte> data) override {
@@ -75,36 +97,89 @@ class direct_sink final : public output_sink {
     give_ring(std::move(ring));
   }
 
-  void finish() override {}
+  void finish() override {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return (jobs_.empty() && !busy_) || error_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+
   [[nodiscard]] const char* name() const override { return "direct"; }
   [[nodiscard]] bool parallel_writes() const override { return true; }
 
  private:
   static constexpr std::size_t default_window_bytes = std::size_t{32} << 20;
-  /// O_DIRECT requests never hit the cache: 4 MiB requests, 8 in flight per writing thread.
+  /// Staging windows at most (filled, queued or being written): 256 MiB beside the budget.
+  static constexpr std::size_t max_windows = 8;
+  /// O_DIRECT requests never hit the cache: 4 MiB requests, 8 in flight per writing thread,
+  /// 32 for the writer thread's batches.
   static constexpr transfer_config transfer{std::size_t{4} << 20, 8, false};
+  static constexpr transfer_config batch_transfer{std::size_t{4} << 20, 32, false};
+
+  struct job {
+    std::uint64_t offset;
+    std::span<std::byte> window;
+  };
+
+  /// Writes every queued window in one batch, then gives their staging back.
+  void run_writer() {
+    uring ring(batch_transfer.queue_depth);
+    std::vector<io_segment> segments;
+    for (;;) {
+      std::vector<job> batch;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
+        if (jobs_.empty()) return;
+        batch.assign(jobs_.begin(), jobs_.end());
+        jobs_.clear();
+        busy_ = true;
+      }
+      std::exception_ptr failed;
+      try {
+        std::uint64_t bytes = 0;
+        segments.clear();
+        for (const job& j : batch) {
+          append_range({out_.fd(), &direct_}, data_ + j.offset, j.window, segments);
+          bytes += j.window.size();
+        }
+        trace_recorder::scope timer(trace_, "write", bytes);
+        ring.write_batch(segments, batch_transfer);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      {
+        std::lock_guard lock(mutex_);
+        for (const job& j : batch) free_staging_.push_back(j.window.data() - (data_ + j.offset) % block);
+        if (failed && !error_) error_ = failed;
+        busy_ = false;
+      }
+      cv_.notify_all();
+    }
+  }
 
   std::byte* take_staging() {
-    {
-      std::lock_guard lock(mutex_);
-      if (!free_staging_.empty()) {
-        std::byte* p = free_staging_.back();
-        free_staging_.pop_back();
-        return p;
-      }
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return !free_staging_.empty() || staging_.size() < max_windows || error_; });
+    if (error_) std::rethrow_exception(error_);
+    if (!free_staging_.empty()) {
+      std::byte* p = free_staging_.back();
+      free_staging_.pop_back();
+      return p;
     }
-    // One more window (as many as threads fill at once): a window laid out at the file's
-    // alignment starts up to one block into its buffer.
+    // One more window: a window laid out at the file's alignment starts up to one block into
+    // its buffer.
     const std::size_t bytes = (window_bytes_ + 2 * block) / block * block;
     void* p = std::aligned_alloc(block, bytes);
     if (p == nullptr) throw out_of_memory("output staging window", bytes);
-    std::lock_guard lock(mutex_);
     staging_.emplace_back(static_cast<std::byte*>(p));
     return staging_.back().get();
   }
   void give_staging(std::byte* p) {
-    std::lock_guard lock(mutex_);
-    free_staging_.push_back(p);
+    {
+      std::lock_guard lock(mutex_);
+      free_staging_.push_back(p);
+    }
+    cv_.notify_all();
   }
 
   std::unique_ptr<uring> take_ring() {
@@ -130,9 +205,15 @@ class direct_sink final : public output_sink {
   trace_recorder* trace_;
   std::size_t window_bytes_;
   std::mutex mutex_;
+  std::condition_variable cv_;
   std::vector<aligned_bytes> staging_;
   std::vector<std::byte*> free_staging_;
+  std::deque<job> jobs_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::exception_ptr error_;
   std::vector<std::unique_ptr<uring>> rings_;
+  std::thread writer_;  // last: joined before the members it uses go away
 };
 
 }  // namespace

@@ -22,7 +22,10 @@ namespace gpusort::io {
  * writes through the page cache.
  * - Windows and writes may come in any order and from several threads at once.
  * - Windows are laid out at the file's alignment, so that their whole blocks go to the disk
- *   from where the producer wrote them (io::write_range).
+ *   from where the producer wrote them; commit() queues a window for a writer thread, which
+ *   writes every queued window in one batch (io::append_range, uring::write_batch), so that
+ *   producers never wait for the disk unless all 8 staging windows are in use. write() from
+ *   the caller's memory returns once the bytes are on the disk.
  * @throw gpusort::error (with the errno) when preallocating or writing fails.
  */
 std::unique_ptr<output_sink> make_direct_sink(output_file& out, std::uint64_t total_bytes,

@@ -4,6 +4,8 @@
 // so merging those windows yields exactly the next W records of the whole merge.
 #include "pipeline/merge_runs.hpp"
 
+#include <fcntl.h>
+
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -145,6 +147,24 @@ class run_cursor {
     }
   }
 
+  /// Gives the disk blocks of the records merged so far back, every release_step bytes: a
+  /// filesystem mounted with discard frees blocks synchronously, which for 16 GiB of runs
+  /// took 5 s after the merge on the H100 machine when the file closed.
+  void release_merged(trace_recorder* trace) {
+    if (run_.resident()) return;
+    const std::uint64_t merged = consumed_ * rec_;
+    const std::uint64_t end = (run_.file_offset + merged) / io::direct_io_alignment *
+                              io::direct_io_alignment;
+    const std::uint64_t begin = run_.file_offset + released_;
+    if (end <= begin || (end - begin < release_step && consumed_ < run_.records)) return;
+    trace_recorder::scope timer(trace, "release runs", end - begin);
+    // Best effort, as sorted_run::release: without hole punching the space comes back when
+    // the file closes.
+    ::fallocate(run_.file->fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                static_cast<off_t>(begin), static_cast<off_t>(end - begin));
+    released_ = end - run_.file_offset;
+  }
+
  private:
   /// Where the first unmerged record sits in the file.
   [[nodiscard]] std::uint64_t file_position() const {
@@ -167,6 +187,8 @@ class run_cursor {
   std::uint64_t pos_ = 0;       // buffer byte of the first unmerged record
   std::uint64_t loaded_ = 0;    // unmerged records present in the buffer
   std::uint64_t planned_ = 0;   // records being read behind them
+  std::uint64_t released_ = 0;  // bytes from the run's start whose blocks were given back
+  static constexpr std::uint64_t release_step = std::uint64_t{256} << 20;
 };
 
 /// Reads a batch planned by the cursors and tells them it is done.
@@ -218,8 +240,10 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
     std::future<void> ahead;
     if (spilled > 0 && produced + take < total) {
       for (std::size_t j = 0; j < runs.size(); ++j) cursors[j].plan_read_ahead(cuts[j], ahead_batch);
-      ahead = std::async(std::launch::async,
-                         [&] { read_planned(ahead_batch, cursors, ahead_ring, trace); });
+      ahead = std::async(std::launch::async, [&] {
+        read_planned(ahead_batch, cursors, ahead_ring, trace);
+        for (run_cursor& c : cursors) c.release_merged(trace);  // merged before this round
+      });
     }
     try {
       merge_into_sink(views, 0, take, produced * rec, sink, parallel_windows, format,
