@@ -9,6 +9,7 @@ namespace gpusort::gpu {
 /// The GPU sort algorithms behind chunk_sorter (gpu/chunk_sorter.hpp).
 enum class chunk_algorithm : std::uint8_t {
   onesweep,  ///< CUB DeviceRadixSort (Onesweep, LSD), the baseline
+  hrs,       ///< the hybrid MSD radix sort (Stehle & Jacobsen 2017, section 4), gpu/hrs/
 };
 
 /// "onesweep", "hrs".

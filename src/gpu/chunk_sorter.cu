@@ -15,6 +15,7 @@ namespace gpusort::gpu {
 const char* to_string(chunk_algorithm algorithm) noexcept {
   switch (algorithm) {
     case chunk_algorithm::onesweep: return "onesweep";
+    case chunk_algorithm::hrs: return "hrs";
   }
   return "?";
 }
@@ -25,6 +26,7 @@ std::unique_ptr<chunk_sorter> make_chunk_sorter(chunk_algorithm algorithm,
                   "GPU sorter: unsupported record format: " + gpusort::describe(format));
   switch (algorithm) {
     case chunk_algorithm::onesweep: return detail::make_onesweep_sorter(format, descending);
+    case chunk_algorithm::hrs: return detail::make_hrs_sorter(format, descending);
   }
   throw error("GPU sorter: unknown algorithm");
 }

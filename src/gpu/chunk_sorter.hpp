@@ -78,9 +78,11 @@ class chunk_sorter {
 
 namespace detail {
 
-/// The implementations behind make_chunk_sorter (gpu/onesweep_sorter.cu).
+/// The implementations behind make_chunk_sorter (gpu/onesweep_sorter.cu, gpu/hrs/hrs_sorter.cu).
 [[nodiscard]] std::unique_ptr<chunk_sorter> make_onesweep_sorter(const record_format& format,
                                                                  bool descending);
+[[nodiscard]] std::unique_ptr<chunk_sorter> make_hrs_sorter(const record_format& format,
+                                                            bool descending);
 
 /// Calls f(Word{}) for the key word of `key_size` bytes.
 template <typename F>

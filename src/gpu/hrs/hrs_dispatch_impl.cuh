@@ -1,0 +1,255 @@
+// Definitions of the HRS dispatch layer (hrs_dispatch.cuh); included only by the hrs_*.cu files
+// that instantiate it for one key/value type each.
+#pragma once
+
+#include <algorithm>
+#include <sstream>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/hrs/hrs_dispatch.cuh"
+#include "gpu/hrs/hrs_kernels.cuh"
+#include "gpusort/error.hpp"
+
+namespace gpusort::gpu::hrs {
+namespace detail {
+
+template <typename Value>
+inline constexpr int value_bytes = has_values<Value> ? static_cast<int>(sizeof(Value)) : 0;
+
+template <typename Key, typename Value>
+using policies_of = policies<static_cast<int>(sizeof(Key)), value_bytes<Value>>;
+
+/// Threads of the init kernel's blocks (it only writes the first key-block list).
+inline constexpr int init_threads = 256;
+/// Init blocks per multiprocessor at most: enough to write the first list at full speed.
+inline constexpr int init_blocks_per_sm = 8;
+
+template <typename Policy>
+layout_params layout_params_of(std::uint32_t key_bytes, const tuning& t) {
+  layout_params p;
+  p.key_bytes = key_bytes;
+  p.keys_per_block = Policy::counting.keys_per_block();
+  p.local_threshold = t.local_threshold;
+  p.merge_threshold = t.merge_threshold;
+  p.config_count = Policy::local_config_count;
+  for (int c = 0; c < Policy::local_config_count; ++c)
+    p.config_capacity[c] = Policy::local_configs[c].capacity();
+  return p;
+}
+
+template <typename Policy>
+tuning resolve_with(const tuning& requested) {
+  tuning t = requested;
+  const std::uint32_t largest = Policy::local_configs[Policy::local_config_count - 1].capacity();
+  if (t.local_threshold == 0) t.local_threshold = largest;
+  if (t.merge_threshold == 0) t.merge_threshold = std::min(Policy::merge_threshold,
+                                                           (t.local_threshold + 1) / 2);
+  GPUSORT_EXPECTS(t.local_threshold <= largest,
+                  "HRS: local threshold " + std::to_string(t.local_threshold) +
+                      " is above the largest local sort (" + std::to_string(largest) + " keys)");
+  GPUSORT_EXPECTS(t.merge_threshold >= 1 && t.merge_threshold <= (t.local_threshold + 1) / 2,
+                  "HRS: merge threshold " + std::to_string(t.merge_threshold) +
+                      " must be between 1 and half the local threshold");
+  return t;
+}
+
+/// Thread blocks of `threads` and `smem` bytes that fill the device.
+template <typename Kernel>
+int fill_grid(Kernel kernel, int threads, std::size_t smem, int multiprocessors) {
+  int per_sm = 0;
+  GPUSORT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  GPUSORT_EXPECTS(per_sm > 0, "HRS: a kernel does not fit a multiprocessor (" +
+                                  std::to_string(threads) + " threads, " + std::to_string(smem) +
+                                  " bytes of shared memory)");
+  return per_sm * multiprocessors;
+}
+
+/// The local-sort kernel of configuration `c`'s keys per thread.
+template <typename Key, typename Value, typename Policy>
+auto local_kernel_for(int keys_per_thread) {
+  return keys_per_thread == Policy::small_keys_per_thread
+             ? &local_sort_kernel<Key, Value, Policy, Policy::small_keys_per_thread>
+             : &local_sort_kernel<Key, Value, Policy, Policy::large_keys_per_thread>;
+}
+
+template <typename Key, typename Value, typename Policy>
+void check_policy() {
+  for (int c = 0; c < Policy::local_config_count; ++c) {
+    const local_config lc = Policy::local_configs[c];
+    GPUSORT_EXPECTS(lc.keys_per_thread == Policy::small_keys_per_thread ||
+                        lc.keys_per_thread == Policy::large_keys_per_thread,
+                    "HRS policy: a local configuration names an uncompiled kernel");
+    GPUSORT_EXPECTS(lc.block_threads % warp_threads == 0 &&
+                        lc.block_threads <= Policy::max_local_threads,
+                    "HRS policy: a local configuration's block size is not supported");
+    GPUSORT_EXPECTS(c == 0 || Policy::local_configs[c - 1].capacity() < lc.capacity(),
+                    "HRS policy: local configurations must grow");
+  }
+}
+
+}  // namespace detail
+
+template <typename Key, typename Value>
+device_shapes prepare(int device) {
+  device_shapes s;
+  s.device = device;
+  s.compute_capability = compute_capability(device);
+  GPUSORT_CUDA_TRY(
+      cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  with_policy(detail::policies_of<Key, Value>{}, s.compute_capability, [&](auto policy) {
+    using P = decltype(policy);
+    detail::check_policy<Key, Value, P>();
+    const int sms = s.multiprocessors;
+    constexpr int threads = P::counting.block_threads;
+    s.histogram_grid = detail::fill_grid(histogram_kernel<Key, Value, P>, threads, 0, sms);
+    s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P>, radix, 0, sms);
+    constexpr std::size_t scatter_smem = scatter_smem_bytes<Key, Value, P>();
+    GPUSORT_CUDA_TRY(cudaFuncSetAttribute(scatter_kernel<Key, Value, P>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(scatter_smem)));
+    s.scatter_grid = detail::fill_grid(scatter_kernel<Key, Value, P>, threads, scatter_smem, sms);
+    s.init_grid = sms * detail::init_blocks_per_sm;
+    // Each local kernel may take the largest shared memory of its configurations.
+    for (const int kpt : {P::small_keys_per_thread, P::large_keys_per_thread}) {
+      std::size_t largest = 0;
+      for (int c = 0; c < P::local_config_count; ++c) {
+        const local_config lc = P::local_configs[c];
+        if (lc.keys_per_thread == kpt)
+          largest = std::max(largest, local_smem_bytes<Key, Value>(lc.block_threads, kpt));
+      }
+      if (largest != 0)
+        GPUSORT_CUDA_TRY(cudaFuncSetAttribute(detail::local_kernel_for<Key, Value, P>(kpt),
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(largest)));
+    }
+    for (int c = 0; c < P::local_config_count; ++c) {
+      const local_config lc = P::local_configs[c];
+      s.local_grid[c] = detail::fill_grid(
+          detail::local_kernel_for<Key, Value, P>(lc.keys_per_thread), lc.block_threads,
+          local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread), sms);
+    }
+  });
+  return s;
+}
+
+template <typename Key, typename Value>
+tuning resolve(const tuning& requested, int cc) {
+  tuning t;
+  with_policy(detail::policies_of<Key, Value>{}, cc,
+              [&](auto policy) { t = detail::resolve_with<decltype(policy)>(requested); });
+  return t;
+}
+
+template <typename Key, typename Value>
+std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested, int cc) {
+  std::uint64_t bytes = 0;
+  with_policy(detail::policies_of<Key, Value>{}, cc, [&](auto policy) {
+    using P = decltype(policy);
+    const tuning t = detail::resolve_with<P>(requested);
+    bytes = make_layout(n, detail::layout_params_of<P>(sizeof(Key), t)).total_bytes;
+  });
+  return bytes;
+}
+
+template <typename Key, typename Value>
+void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[2],
+          Value* const values[2], std::uint64_t n, std::byte* d_workspace,
+          std::size_t workspace_size, cudaStream_t stream) {
+  if (n == 0) return;
+  with_policy(detail::policies_of<Key, Value>{}, shapes.compute_capability, [&](auto policy) {
+    using P = decltype(policy);
+    const tuning t = detail::resolve_with<P>(requested);
+    const layout_params lp = detail::layout_params_of<P>(sizeof(Key), t);
+    const workspace_layout l = make_layout(n, lp);
+    GPUSORT_EXPECTS(workspace_size >= l.total_bytes,
+                    "HRS: workspace of " + std::to_string(workspace_size) + " bytes, " +
+                        std::to_string(l.total_bytes) + " needed for " + std::to_string(n) +
+                        " keys");
+    sort_args<Key, Value> a;
+    for (int i = 0; i < 2; ++i) {
+      a.keys[i] = keys[i];
+      a.values[i] = values[i];
+    }
+    a.n = n;
+    a.local_threshold = t.local_threshold;
+    a.merge_threshold = t.merge_threshold;
+    a.config_count = lp.config_count;
+    auto clamp32 = [](std::uint64_t v) {
+      return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, ~std::uint32_t{0}));
+    };
+    for (int c = 0; c < lp.config_count; ++c) {
+      a.config_capacity[c] = lp.config_capacity[c];
+      a.ws.jobs[c] = reinterpret_cast<local_job*>(d_workspace + l.jobs_offset[c]);
+      a.ws.job_capacity[c] = clamp32(l.job_capacity[c]);
+    }
+    a.ws.ctr = reinterpret_cast<counters*>(d_workspace + l.counters_offset);
+    for (int p = 0; p < 2; ++p) {
+      a.ws.buckets[p] = reinterpret_cast<bucket*>(d_workspace + l.buckets_offset[p]);
+      a.ws.bucket_hist[p] =
+          reinterpret_cast<unsigned long long*>(d_workspace + l.bucket_hist_offset[p]);
+      a.ws.blocks[p] = reinterpret_cast<key_block*>(d_workspace + l.blocks_offset[p]);
+    }
+    a.ws.block_hist = reinterpret_cast<std::uint32_t*>(d_workspace + l.block_hist_offset);
+    a.ws.bucket_capacity = clamp32(l.bucket_capacity);
+    a.ws.block_capacity = clamp32(l.block_capacity);
+
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(a.ws.ctr, 0, sizeof(counters), stream));
+    const std::uint64_t first_blocks = n / P::counting.keys_per_block() + 1;
+    const int init_grid = static_cast<int>(std::min<std::uint64_t>(
+        shapes.init_grid, (first_blocks + detail::init_threads - 1) / detail::init_threads));
+    init_kernel<Key, Value, P><<<init_grid, detail::init_threads, 0, stream>>>(a);
+    GPUSORT_CUDA_CHECK_LAUNCH();
+    if (n > t.local_threshold) {
+      // A constant number of launches per round; a round with no bucket left costs only its
+      // launches (every block reads a zero count and returns).
+      constexpr int threads = P::counting.block_threads;
+      constexpr std::size_t scatter_smem = scatter_smem_bytes<Key, Value, P>();
+      for (int round = 0; round < key_digits<Key>; ++round) {
+        histogram_kernel<Key, Value, P><<<shapes.histogram_grid, threads, 0, stream>>>(a, round);
+        GPUSORT_CUDA_CHECK_LAUNCH();
+        plan_kernel<Key, Value, P><<<shapes.plan_grid, radix, 0, stream>>>(a, round);
+        GPUSORT_CUDA_CHECK_LAUNCH();
+        scatter_kernel<Key, Value, P>
+            <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(a, round);
+        GPUSORT_CUDA_CHECK_LAUNCH();
+      }
+    }
+    for (int c = 0; c < lp.config_count; ++c) {
+      const local_config lc = P::local_configs[c];
+      const std::size_t smem = local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread);
+      const auto kernel = detail::local_kernel_for<Key, Value, P>(lc.keys_per_thread);
+      kernel<<<shapes.local_grid[c], lc.block_threads, smem, stream>>>(a, c);
+      GPUSORT_CUDA_CHECK_LAUNCH();
+    }
+  });
+}
+
+template <typename Key, typename Value>
+std::string describe(const tuning& requested, int cc) {
+  std::ostringstream os;
+  with_policy(detail::policies_of<Key, Value>{}, cc, [&](auto policy) {
+    using P = decltype(policy);
+    const tuning t = detail::resolve_with<P>(requested);
+    os << "counting " << P::counting << " (" << P::counting.keys_per_block()
+       << " keys per block), local " << P::local_configs[0] << ".."
+       << P::local_configs[P::local_config_count - 1] << " in " << P::local_config_count
+       << " configurations, thresholds " << t.local_threshold << "/" << t.merge_threshold
+       << ", sm_" << P::min_compute_capability << " policy";
+  });
+  return os.str();
+}
+
+}  // namespace gpusort::gpu::hrs
+
+/// Explicit instantiations of the HRS dispatch for one key/value type.
+#define GPUSORT_HRS_INSTANTIATE(KEY, VALUE)                                                      \
+  template gpusort::gpu::hrs::device_shapes gpusort::gpu::hrs::prepare<KEY, VALUE>(int);         \
+  template gpusort::gpu::hrs::tuning gpusort::gpu::hrs::resolve<KEY, VALUE>(                     \
+      const gpusort::gpu::hrs::tuning&, int);                                                    \
+  template std::uint64_t gpusort::gpu::hrs::workspace_bytes<KEY, VALUE>(                         \
+      std::uint64_t, const gpusort::gpu::hrs::tuning&, int);                                     \
+  template void gpusort::gpu::hrs::sort<KEY, VALUE>(                                             \
+      const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&, KEY* const[2], \
+      VALUE* const[2], std::uint64_t, std::byte*, std::size_t, cudaStream_t);                    \
+  template std::string gpusort::gpu::hrs::describe<KEY, VALUE>(const gpusort::gpu::hrs::tuning&, \
+                                                               int);

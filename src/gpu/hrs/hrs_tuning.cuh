@@ -1,0 +1,118 @@
+// Tuning of the hybrid radix sort (HRS): one policy per key/value size and GPU generation, chosen
+// per compute capability through a chain of policies (newest first, as CUB's ChainedPolicy), and
+// the run-time thresholds that steer it. Policies are plain structs printed by describe().
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <type_traits>
+
+namespace gpusort::gpu::hrs {
+
+/// Counting-sort passes take 8-bit digits (the paper's section 4.4 trade-off between passes and
+/// the write efficiency of the scatter).
+inline constexpr int radix_bits = 8;
+inline constexpr int radix = 1 << radix_bits;
+inline constexpr int warp_threads = 32;
+
+/// Launch shape of the counting-sort kernels (histogram and scatter): each key block of a
+/// bucket holds block_threads * keys_per_thread keys (the paper's KPB).
+struct counting_policy {
+  int block_threads = 512;
+  int keys_per_thread = 16;
+
+  [[nodiscard]] constexpr int keys_per_block() const { return block_threads * keys_per_thread; }
+  friend constexpr bool operator==(const counting_policy&, const counting_policy&) = default;
+  friend std::ostream& operator<<(std::ostream& os, const counting_policy& p) {
+    return os << p.block_threads << "x" << p.keys_per_thread;
+  }
+};
+
+/// One local-sort configuration (section 4.2): a bucket of up to block_threads *
+/// keys_per_thread keys is sorted by one thread block in shared memory. keys_per_thread picks
+/// one of the two compiled local-sort kernels; block_threads is a launch parameter, so that
+/// several configurations share one kernel.
+struct local_config {
+  int block_threads = 256;
+  int keys_per_thread = 9;
+
+  [[nodiscard]] constexpr std::uint32_t capacity() const {
+    return static_cast<std::uint32_t>(block_threads * keys_per_thread);
+  }
+  friend constexpr bool operator==(const local_config&, const local_config&) = default;
+  friend std::ostream& operator<<(std::ostream& os, const local_config& c) {
+    return os << c.block_threads << "x" << c.keys_per_thread;
+  }
+};
+
+/// The most local-sort configurations a policy may list.
+inline constexpr int max_local_configs = 12;
+
+/**
+ * Hopper (sm_90), all key/value sizes. Starting point: the paper's Table 3, scaled to Hopper's
+ * 228 KiB of shared memory and 64 K registers per multiprocessor:
+ * - key blocks of 8192 32-bit / 4096 64-bit keys (the paper: 6912 / 3456): one block's tile
+ *   (keys and payloads) stays at or under 64 KiB, so that three scatter blocks share one SM;
+ * - local sorts of up to 9216 keys (the paper: 9216 32-bit, 4224 64-bit keys): 2^28 uniform
+ *   64-bit keys leave buckets of about 4096 keys after two passes, which the paper's 4224
+ *   would send through a third pass whenever one bucket drew a little more;
+ * - local configurations every 64 threads up to 512 (9 keys each), then 18 keys per thread.
+ */
+template <int KeyBytes, int ValueBytes>
+struct sm90_policy {
+  static constexpr int min_compute_capability = 90;
+  static constexpr counting_policy counting{512, (KeyBytes + ValueBytes) <= 4 ? 16 : 8};
+  /// The two compiled local-sort kernels: keys per thread.
+  static constexpr int small_keys_per_thread = 9;
+  static constexpr int large_keys_per_thread = 18;
+  static constexpr int max_local_threads = 512;
+  static constexpr local_config local_configs[] = {
+      {64, 9},  {128, 9}, {192, 9}, {256, 9}, {320, 9}, {384, 9},
+      {448, 9}, {512, 9}, {384, 18}, {512, 18}};
+  static constexpr int local_config_count =
+      static_cast<int>(sizeof(local_configs) / sizeof(local_configs[0]));
+  static_assert(local_config_count <= max_local_configs);
+  /// Sub-buckets are merged into one local sort while their total stays under this (the
+  /// paper's lower threshold, section 4.2).
+  static constexpr std::uint32_t merge_threshold = 1152;
+  /// A key block whose largest digit holds more than 1/skew_divisor of its keys partitions
+  /// with warp-aggregated shared-memory atomics instead of one atomic per key (section 4.4).
+  static constexpr int skew_divisor = 16;
+  static constexpr int plan_threads = radix;
+};
+
+/// Policies from the newest GPU generation to the oldest; the dispatch takes the first whose
+/// min_compute_capability the device reaches (and the last for older devices). Only sm_90 is
+/// tuned and compiled today: an older entry is one more line here.
+template <typename... Policies>
+struct policy_chain {};
+
+template <int KeyBytes, int ValueBytes>
+using policies = policy_chain<sm90_policy<KeyBytes, ValueBytes>>;
+
+/// Calls f(Policy{}) with the policy of `policies` for a device of compute capability `cc`
+/// (major * 10 + minor).
+template <typename First, typename... Rest, typename F>
+void with_policy(policy_chain<First, Rest...>, int cc, F&& f) {
+  if constexpr (sizeof...(Rest) == 0) {
+    f(First{});
+  } else {
+    if (cc >= First::min_compute_capability) f(First{});
+    else with_policy(policy_chain<Rest...>{}, cc, static_cast<F&&>(f));
+  }
+}
+
+/// Run-time thresholds (the paper's Table 1); zero fields take the policy's defaults. They are
+/// arguments of the kernels, so that the benchmark sweeps them without recompiling.
+struct tuning {
+  /// Buckets of at most this many keys are sorted locally (the paper's upper threshold);
+  /// at most the largest local configuration's capacity.
+  std::uint32_t local_threshold = 0;
+  /// Neighbouring sub-buckets are merged while their total stays below this; at most half the
+  /// local threshold, so that a merged bucket always fits a local sort.
+  std::uint32_t merge_threshold = 0;
+
+  friend constexpr bool operator==(const tuning&, const tuning&) = default;
+};
+
+}  // namespace gpusort::gpu::hrs
