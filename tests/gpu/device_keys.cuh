@@ -102,6 +102,16 @@ __global__ void index_kernel(Value* values, std::uint64_t n) {
     values[i] = static_cast<Value>(i);
 }
 
+template <typename Key, typename Value>
+__global__ void pair_hash_kernel(const Key* keys, const Value* values, std::uint64_t n,
+                                 unsigned long long* sum) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  std::uint64_t local = 0;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
+    local += mix64(std::uint64_t{keys[i]} * 0x9fb21c651e98df25ull ^ std::uint64_t{values[i]});
+  atomicAdd(sum, static_cast<unsigned long long>(local));
+}
+
 inline constexpr int threads = 256;
 inline constexpr int max_blocks = 4096;
 
@@ -153,6 +163,24 @@ compare_result compare_keys(const Key* a, const Key* b, std::uint64_t n,
   GPUSORT_CUDA_TRY(cudaMemcpyAsync(out, d_scratch, sizeof out, cudaMemcpyDeviceToHost, stream));
   GPUSORT_CUDA_TRY(cudaStreamSynchronize(stream));
   return {out[0], out[1]};
+}
+
+/// Order-independent hash of the multiset of (key, value) pairs; `d_scratch` holds one u64.
+/// Synchronizes.
+template <typename Key, typename Value>
+std::uint64_t pair_multiset_hash(const Key* keys, const Value* values, std::uint64_t n,
+                                 unsigned long long* d_scratch, cudaStream_t stream) {
+  GPUSORT_CUDA_TRY(cudaMemsetAsync(d_scratch, 0, sizeof(unsigned long long), stream));
+  if (n != 0) {
+    device_keys_detail::pair_hash_kernel<Key, Value>
+        <<<device_keys_detail::grid_for(n), device_keys_detail::threads, 0, stream>>>(
+            keys, values, n, d_scratch);
+    GPUSORT_CUDA_CHECK_LAUNCH();
+  }
+  unsigned long long out = 0;
+  GPUSORT_CUDA_TRY(cudaMemcpyAsync(&out, d_scratch, sizeof out, cudaMemcpyDeviceToHost, stream));
+  GPUSORT_CUDA_TRY(cudaStreamSynchronize(stream));
+  return out;
 }
 
 }  // namespace gpusort::test

@@ -80,7 +80,7 @@ class hrs_test : public gpu_test {
     gpu_test::SetUp();
     if (IsSkipped()) return;
     stream_ = gpu::stream(0);
-    shapes_ = gpu::hrs::prepare<Key, no_value>(0);
+    shapes_ = gpu::hrs::prepare<Key, no_value>(0, {});
   }
 
   /// Sorts n keys of `dist` with HRS and CUB; expects equal results and no overflow.
@@ -242,7 +242,7 @@ class hrs_pairs_test : public gpu_test {
     gpu_test::SetUp();
     if (IsSkipped()) return;
     stream_ = gpu::stream(0);
-    shapes_ = gpu::hrs::prepare<Key, Value>(0);
+    shapes_ = gpu::hrs::prepare<Key, Value>(0, {});
   }
 
   /// Sorts n pairs (keys of `dist`, values = index) with HRS and CUB and compares on the host.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <sstream>
 
 #include "gpu/cuda_check.cuh"
@@ -28,28 +29,61 @@ template <typename Policy>
 layout_params layout_params_of(std::uint32_t key_bytes, const tuning& t) {
   layout_params p;
   p.key_bytes = key_bytes;
-  p.keys_per_block = Policy::counting.keys_per_block();
+  p.keys_per_block = t.counting_threads * Policy::counting.keys_per_thread;
   p.local_threshold = t.local_threshold;
   p.merge_threshold = t.merge_threshold;
-  p.config_count = Policy::local_config_count;
-  for (int c = 0; c < Policy::local_config_count; ++c)
-    p.config_capacity[c] = Policy::local_configs[c].capacity();
+  p.config_count = t.local_config_count;
+  for (int c = 0; c < t.local_config_count; ++c) p.config_capacity[c] = t.local_configs[c].capacity();
   return p;
 }
 
+/// `requested` with the policy's defaults filled in, checked.
 template <typename Policy>
 tuning resolve_with(const tuning& requested) {
   tuning t = requested;
-  const std::uint32_t largest = Policy::local_configs[Policy::local_config_count - 1].capacity();
+  if (t.local_config_count == 0) {
+    t.local_config_count = Policy::local_config_count;
+    for (int c = 0; c < Policy::local_config_count; ++c) t.local_configs[c] = Policy::local_configs[c];
+  }
+  GPUSORT_EXPECTS(t.local_config_count >= 1 && t.local_config_count <= max_local_configs,
+                  "HRS: between 1 and " + std::to_string(max_local_configs) +
+                      " local configurations");
+  for (int c = 0; c < t.local_config_count; ++c) {
+    const local_config lc = t.local_configs[c];
+    GPUSORT_EXPECTS(lc.keys_per_thread == Policy::small_keys_per_thread ||
+                        lc.keys_per_thread == Policy::large_keys_per_thread,
+                    "HRS: local configuration " + std::to_string(c) + ": " +
+                        std::to_string(lc.keys_per_thread) + " keys per thread is not compiled (" +
+                        std::to_string(Policy::small_keys_per_thread) + " or " +
+                        std::to_string(Policy::large_keys_per_thread) + ")");
+    GPUSORT_EXPECTS(lc.block_threads > 0 && lc.block_threads % warp_threads == 0 &&
+                        lc.block_threads <= Policy::max_local_threads,
+                    "HRS: local configuration " + std::to_string(c) + ": " +
+                        std::to_string(lc.block_threads) + " threads (a multiple of 32 up to " +
+                        std::to_string(Policy::max_local_threads) + ")");
+    GPUSORT_EXPECTS(c == 0 || t.local_configs[c - 1].capacity() < lc.capacity(),
+                    "HRS: local configurations must grow");
+  }
+  const std::uint32_t largest = t.local_configs[t.local_config_count - 1].capacity();
   if (t.local_threshold == 0) t.local_threshold = largest;
-  if (t.merge_threshold == 0) t.merge_threshold = std::min(Policy::merge_threshold,
-                                                           (t.local_threshold + 1) / 2);
+  if (t.merge_threshold == 0)
+    t.merge_threshold = std::min(Policy::merge_threshold, (t.local_threshold + 1) / 2);
+  if (t.counting_threads == 0) t.counting_threads = Policy::counting.block_threads;
+  if (t.skew_divisor == 0) t.skew_divisor = Policy::skew_divisor;
+  if (t.local_match == static_cast<match_mode>(0)) t.local_match = Policy::local_match;
   GPUSORT_EXPECTS(t.local_threshold <= largest,
                   "HRS: local threshold " + std::to_string(t.local_threshold) +
                       " is above the largest local sort (" + std::to_string(largest) + " keys)");
   GPUSORT_EXPECTS(t.merge_threshold >= 1 && t.merge_threshold <= (t.local_threshold + 1) / 2,
                   "HRS: merge threshold " + std::to_string(t.merge_threshold) +
                       " must be between 1 and half the local threshold");
+  GPUSORT_EXPECTS(t.counting_threads % warp_threads == 0 && t.counting_threads >= warp_threads &&
+                      t.counting_threads <= Policy::max_counting_threads,
+                  "HRS: " + std::to_string(t.counting_threads) +
+                      " counting threads (a multiple of 32 up to " +
+                      std::to_string(Policy::max_counting_threads) + ")");
+  GPUSORT_EXPECTS(t.local_match == match_mode::ballot || t.local_match == match_mode::atomic_or,
+                  "HRS: unknown local match mode");
   return t;
 }
 
@@ -64,7 +98,7 @@ int fill_grid(Kernel kernel, int threads, std::size_t smem, int multiprocessors)
   return per_sm * multiprocessors;
 }
 
-/// The local-sort kernel of configuration `c`'s keys per thread.
+/// The local-sort kernel of a configuration's keys per thread.
 template <typename Key, typename Value, typename Policy>
 auto local_kernel_for(int keys_per_thread) {
   return keys_per_thread == Policy::small_keys_per_thread
@@ -72,25 +106,10 @@ auto local_kernel_for(int keys_per_thread) {
              : &local_sort_kernel<Key, Value, Policy, Policy::large_keys_per_thread>;
 }
 
-template <typename Key, typename Value, typename Policy>
-void check_policy() {
-  for (int c = 0; c < Policy::local_config_count; ++c) {
-    const local_config lc = Policy::local_configs[c];
-    GPUSORT_EXPECTS(lc.keys_per_thread == Policy::small_keys_per_thread ||
-                        lc.keys_per_thread == Policy::large_keys_per_thread,
-                    "HRS policy: a local configuration names an uncompiled kernel");
-    GPUSORT_EXPECTS(lc.block_threads % warp_threads == 0 &&
-                        lc.block_threads <= Policy::max_local_threads,
-                    "HRS policy: a local configuration's block size is not supported");
-    GPUSORT_EXPECTS(c == 0 || Policy::local_configs[c - 1].capacity() < lc.capacity(),
-                    "HRS policy: local configurations must grow");
-  }
-}
-
 }  // namespace detail
 
 template <typename Key, typename Value>
-device_shapes prepare(int device) {
+device_shapes prepare(int device, const tuning& requested) {
   device_shapes s;
   s.device = device;
   s.compute_capability = compute_capability(device);
@@ -98,12 +117,16 @@ device_shapes prepare(int device) {
       cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, device));
   with_policy(detail::policies_of<Key, Value>{}, s.compute_capability, [&](auto policy) {
     using P = decltype(policy);
-    detail::check_policy<Key, Value, P>();
+    const tuning t = detail::resolve_with<P>(requested);
+    s.counting_threads = t.counting_threads;
+    s.local_config_count = t.local_config_count;
+    for (int c = 0; c < t.local_config_count; ++c) s.local_configs[c] = t.local_configs[c];
     const int sms = s.multiprocessors;
-    constexpr int threads = P::counting.block_threads;
+    const int threads = static_cast<int>(t.counting_threads);
     s.histogram_grid = detail::fill_grid(histogram_kernel<Key, Value, P>, threads, 0, sms);
     s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P>, radix, 0, sms);
-    constexpr std::size_t scatter_smem = scatter_smem_bytes<Key, Value, P>();
+    const std::size_t scatter_smem =
+        scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
     GPUSORT_CUDA_TRY(cudaFuncSetAttribute(scatter_kernel<Key, Value, P>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(scatter_smem)));
@@ -112,8 +135,8 @@ device_shapes prepare(int device) {
     // Each local kernel may take the largest shared memory of its configurations.
     for (const int kpt : {P::small_keys_per_thread, P::large_keys_per_thread}) {
       std::size_t largest = 0;
-      for (int c = 0; c < P::local_config_count; ++c) {
-        const local_config lc = P::local_configs[c];
+      for (int c = 0; c < t.local_config_count; ++c) {
+        const local_config lc = t.local_configs[c];
         if (lc.keys_per_thread == kpt)
           largest = std::max(largest, local_smem_bytes<Key, Value>(lc.block_threads, kpt));
       }
@@ -122,8 +145,8 @@ device_shapes prepare(int device) {
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(largest)));
     }
-    for (int c = 0; c < P::local_config_count; ++c) {
-      const local_config lc = P::local_configs[c];
+    for (int c = 0; c < t.local_config_count; ++c) {
+      const local_config lc = t.local_configs[c];
       s.local_grid[c] = detail::fill_grid(
           detail::local_kernel_for<Key, Value, P>(lc.keys_per_thread), lc.block_threads,
           local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread), sms);
@@ -154,11 +177,16 @@ std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested, int cc) 
 template <typename Key, typename Value>
 void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[2],
           Value* const values[2], std::uint64_t n, std::byte* d_workspace,
-          std::size_t workspace_size, cudaStream_t stream) {
+          std::size_t workspace_size, cudaStream_t stream, launch_observer* observer) {
   if (n == 0) return;
   with_policy(detail::policies_of<Key, Value>{}, shapes.compute_capability, [&](auto policy) {
     using P = decltype(policy);
     const tuning t = detail::resolve_with<P>(requested);
+    bool same_shapes = shapes.counting_threads == t.counting_threads &&
+                       shapes.local_config_count == t.local_config_count;
+    for (int c = 0; same_shapes && c < t.local_config_count; ++c)
+      same_shapes = shapes.local_configs[c] == t.local_configs[c];
+    GPUSORT_EXPECTS(same_shapes, "HRS: the launch shapes were prepared for another tuning");
     const layout_params lp = detail::layout_params_of<P>(sizeof(Key), t);
     const workspace_layout l = make_layout(n, lp);
     GPUSORT_EXPECTS(workspace_size >= l.total_bytes,
@@ -171,8 +199,11 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
       a.values[i] = values[i];
     }
     a.n = n;
+    a.keys_per_block = lp.keys_per_block;
     a.local_threshold = t.local_threshold;
     a.merge_threshold = t.merge_threshold;
+    a.skew_divisor = t.skew_divisor;
+    a.local_match = t.local_match;
     a.config_count = lp.config_count;
     auto clamp32 = [](std::uint64_t v) {
       return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, ~std::uint32_t{0}));
@@ -194,32 +225,37 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
     a.ws.block_capacity = clamp32(l.block_capacity);
 
     GPUSORT_CUDA_TRY(cudaMemsetAsync(a.ws.ctr, 0, sizeof(counters), stream));
-    const std::uint64_t first_blocks = n / P::counting.keys_per_block() + 1;
+    const std::uint64_t first_blocks = n / lp.keys_per_block + 1;
     const int init_grid = static_cast<int>(std::min<std::uint64_t>(
         shapes.init_grid, (first_blocks + detail::init_threads - 1) / detail::init_threads));
+    auto launched = [&](const char* kernel, int index) {
+      GPUSORT_CUDA_CHECK_LAUNCH();
+      if (observer != nullptr) observer->launched(kernel, index, stream);
+    };
     init_kernel<Key, Value, P><<<init_grid, detail::init_threads, 0, stream>>>(a);
-    GPUSORT_CUDA_CHECK_LAUNCH();
+    launched("init", 0);
     if (n > t.local_threshold) {
       // A constant number of launches per round; a round with no bucket left costs only its
       // launches (every block reads a zero count and returns).
-      constexpr int threads = P::counting.block_threads;
-      constexpr std::size_t scatter_smem = scatter_smem_bytes<Key, Value, P>();
+      const int threads = static_cast<int>(t.counting_threads);
+      const std::size_t scatter_smem =
+          scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
       for (int round = 0; round < key_digits<Key>; ++round) {
         histogram_kernel<Key, Value, P><<<shapes.histogram_grid, threads, 0, stream>>>(a, round);
-        GPUSORT_CUDA_CHECK_LAUNCH();
+        launched("histogram", round);
         plan_kernel<Key, Value, P><<<shapes.plan_grid, radix, 0, stream>>>(a, round);
-        GPUSORT_CUDA_CHECK_LAUNCH();
+        launched("plan", round);
         scatter_kernel<Key, Value, P>
             <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(a, round);
-        GPUSORT_CUDA_CHECK_LAUNCH();
+        launched("scatter", round);
       }
     }
     for (int c = 0; c < lp.config_count; ++c) {
-      const local_config lc = P::local_configs[c];
+      const local_config lc = t.local_configs[c];
       const std::size_t smem = local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread);
       const auto kernel = detail::local_kernel_for<Key, Value, P>(lc.keys_per_thread);
       kernel<<<shapes.local_grid[c], lc.block_threads, smem, stream>>>(a, c);
-      GPUSORT_CUDA_CHECK_LAUNCH();
+      launched("local", c);
     }
   });
 }
@@ -230,10 +266,12 @@ std::string describe(const tuning& requested, int cc) {
   with_policy(detail::policies_of<Key, Value>{}, cc, [&](auto policy) {
     using P = decltype(policy);
     const tuning t = detail::resolve_with<P>(requested);
-    os << "counting " << P::counting << " (" << P::counting.keys_per_block()
-       << " keys per block), local " << P::local_configs[0] << ".."
-       << P::local_configs[P::local_config_count - 1] << " in " << P::local_config_count
-       << " configurations, thresholds " << t.local_threshold << "/" << t.merge_threshold
+    os << "counting " << t.counting_threads << "x" << P::counting.keys_per_thread << " ("
+       << t.counting_threads * P::counting.keys_per_thread << " keys per block), local "
+       << t.local_configs[0] << ".." << t.local_configs[t.local_config_count - 1] << " in "
+       << t.local_config_count << " configurations ("
+       << (t.local_match == match_mode::ballot ? "ballot" : "atomic-or") << " match), thresholds "
+       << t.local_threshold << "/" << t.merge_threshold << ", skew 1/" << t.skew_divisor
        << ", sm_" << P::min_compute_capability << " policy";
   });
   return os.str();
@@ -243,13 +281,15 @@ std::string describe(const tuning& requested, int cc) {
 
 /// Explicit instantiations of the HRS dispatch for one key/value type.
 #define GPUSORT_HRS_INSTANTIATE(KEY, VALUE)                                                      \
-  template gpusort::gpu::hrs::device_shapes gpusort::gpu::hrs::prepare<KEY, VALUE>(int);         \
+  template gpusort::gpu::hrs::device_shapes gpusort::gpu::hrs::prepare<KEY, VALUE>(             \
+      int, const gpusort::gpu::hrs::tuning&);                                                    \
   template gpusort::gpu::hrs::tuning gpusort::gpu::hrs::resolve<KEY, VALUE>(                     \
       const gpusort::gpu::hrs::tuning&, int);                                                    \
   template std::uint64_t gpusort::gpu::hrs::workspace_bytes<KEY, VALUE>(                         \
       std::uint64_t, const gpusort::gpu::hrs::tuning&, int);                                     \
   template void gpusort::gpu::hrs::sort<KEY, VALUE>(                                             \
       const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&, KEY* const[2], \
-      VALUE* const[2], std::uint64_t, std::byte*, std::size_t, cudaStream_t);                    \
+      VALUE* const[2], std::uint64_t, std::byte*, std::size_t, cudaStream_t,                     \
+      gpusort::gpu::hrs::launch_observer*);                                                      \
   template std::string gpusort::gpu::hrs::describe<KEY, VALUE>(const gpusort::gpu::hrs::tuning&, \
                                                                int);

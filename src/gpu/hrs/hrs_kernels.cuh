@@ -50,7 +50,7 @@ __device__ __forceinline__ void report_overflow(counters* ctr) { atomicExch(&ctr
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void init_kernel(sort_args<Key, Value> a) {
-  constexpr std::uint64_t kpb = Policy::counting.keys_per_block();
+  const std::uint64_t kpb = a.keys_per_block;
   const std::uint64_t n = a.n;
   const std::uint64_t tid = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
@@ -101,15 +101,15 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
  * to device memory with one atomic per digit when the bucket changes.
  */
 template <typename Key, typename Value, typename Policy>
-__global__ void __launch_bounds__(Policy::counting.block_threads)
+__global__ void __launch_bounds__(Policy::max_counting_threads)
     histogram_kernel(sort_args<Key, Value> a, int round) {
-  constexpr int threads = Policy::counting.block_threads;
+  const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int group = kpt < 8 ? kpt : 8;
   static_assert(kpt % group == 0 && (group & (group - 1)) == 0);
   __shared__ std::uint32_t hist[radix];
   __shared__ std::uint32_t acc[radix];
-  __shared__ std::uint64_t scratch[threads / warp_threads];
+  __shared__ std::uint64_t scratch[Policy::max_counting_threads / warp_threads];
 
   const block_range range = range_of_grid_block(a.ws.ctr->blocks[round]);
   if (range.first == range.last) return;
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(Policy::counting.block_threads)
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, int round) {
-  constexpr std::uint32_t kpb = Policy::counting.keys_per_block();
+  const std::uint32_t kpb = a.keys_per_block;
   static_assert(Policy::plan_threads == radix);
   __shared__ std::uint64_t s_start[radix];      // sub-bucket offsets in the bucket
   __shared__ std::uint64_t s_count[radix];
@@ -362,11 +362,30 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
 
 // --- counting pass 3: scatter -------------------------------------------------------------------
 
-/// Dynamic shared memory of the scatter kernel: the key tile, then the value tile.
-template <typename Key, typename Value, typename Policy>
-constexpr std::size_t scatter_smem_bytes() {
-  constexpr std::size_t kpb = Policy::counting.keys_per_block();
-  return kpb * sizeof(Key) + (has_values<Value> ? kpb * sizeof(Value) : 0);
+/// Dynamic shared memory of the scatter kernel: the key tile, the value tile, and one match word
+/// per warp and label (radix digits and "no key").
+template <typename Key, typename Value>
+constexpr std::size_t scatter_smem_bytes(int block_threads, int keys_per_thread) {
+  const std::size_t kpb = static_cast<std::size_t>(block_threads) * keys_per_thread;
+  const std::size_t words = static_cast<std::size_t>(block_threads / warp_threads) * (radix + 1);
+  return kpb * sizeof(Key) + (has_values<Value> ? kpb * sizeof(Value) : 0) + words * 4;
+}
+
+/**
+ * The lanes of this warp whose label equals this lane's, through shared memory: each lane ORs
+ * its bit into its label's word, the warp reads the words back, and the highest lane of each
+ * group clears its word again (`words` holds one zeroed word per label for this warp). Lanes
+ * with `active` false take no part (their result is 0). Every lane of the warp calls it.
+ */
+__device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words,
+                                                            std::uint32_t label, bool active) {
+  if (active) atomicOr(&words[label], 1u << block::lane_id());
+  __syncwarp();
+  const std::uint32_t peers = active ? words[label] : 0u;
+  __syncwarp();
+  if (active && block::lane_id() == 31u - __clz(peers)) words[label] = 0;
+  __syncwarp();
+  return peers;
 }
 
 /**
@@ -374,22 +393,27 @@ constexpr std::size_t scatter_smem_bytes() {
  * chunk of every sub-bucket with one atomic per (block, sub-bucket) from its stored histogram,
  * partitions its keys in shared memory (one shared atomic per key, or per warp and digit when
  * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
- * Payloads follow their keys through the same positions.
+ * The block's keys are loaded first, so that their latency overlaps the reservation. Payloads
+ * follow their keys through the same positions.
  */
 template <typename Key, typename Value, typename Policy>
-__global__ void __launch_bounds__(Policy::counting.block_threads)
+__global__ void __launch_bounds__(Policy::max_counting_threads, 2)
     scatter_kernel(sort_args<Key, Value> a, int round) {
-  constexpr int threads = Policy::counting.block_threads;
+  const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
-  constexpr std::uint32_t kpb = Policy::counting.keys_per_block();
+  const std::uint32_t kpb = a.keys_per_block;
   extern __shared__ uint4 smem[];
   Key* tile = reinterpret_cast<Key*>(smem);
   Value* value_tile = reinterpret_cast<Value*>(tile + kpb);
+  std::uint32_t* match_words = reinterpret_cast<std::uint32_t*>(
+      reinterpret_cast<std::byte*>(tile) + kpb * sizeof(Key) +
+      (has_values<Value> ? kpb * sizeof(Value) : 0));
+  std::uint32_t* warp_words = match_words + block::warp_id() * (radix + 1);
   __shared__ std::uint32_t s_count[radix];
   __shared__ std::uint32_t s_local[radix];  // first position of each digit in the tile
   __shared__ std::uint32_t s_fill[radix];
   __shared__ std::uint64_t s_delta[radix];  // destination index - tile position
-  __shared__ std::uint32_t scratch[threads / warp_threads];
+  __shared__ std::uint32_t scratch[Policy::max_counting_threads / warp_threads];
 
   const block_range range = range_of_grid_block(a.ws.ctr->blocks[round]);
   if (range.first == range.last) return;
@@ -398,10 +422,19 @@ __global__ void __launch_bounds__(Policy::counting.block_threads)
   const unsigned shift = round_shift<Key>(round);
   const Key* src = a.keys[parity];
   Key* dst = a.keys[next];
+  for (unsigned e = threadIdx.x; e < block::warp_count() * (radix + 1); e += threads)
+    match_words[e] = 0;
 
   for (std::uint32_t b = range.first; b < range.last; ++b) {
     const key_block blk = a.ws.blocks[parity][b];
     if (a.ws.buckets[parity][blk.bucket].done) continue;
+    // The keys first: their loads are in flight while the block reserves its chunks.
+    Key keys[kpt];
+#pragma unroll
+    for (int i = 0; i < kpt; ++i) {
+      const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+      keys[i] = idx < blk.count ? src[blk.offset + idx] : Key{0};
+    }
     __syncthreads();  // the last block's write-out has read the tile and s_delta
     std::uint32_t largest = 0;
     for (unsigned t = threadIdx.x; t < radix; t += threads) {
@@ -419,16 +452,9 @@ __global__ void __launch_bounds__(Policy::counting.block_threads)
       if (c != 0)
         s_delta[t] = atomicAdd(&cursors[t], static_cast<unsigned long long>(c)) - s_local[t];
     }
-    const bool skewed = largest * static_cast<std::uint32_t>(Policy::skew_divisor) > blk.count;
+    const bool skewed = largest * a.skew_divisor > blk.count;
 
-    Key keys[kpt];
     std::uint32_t positions[kpt];
-#pragma unroll
-    for (int i = 0; i < kpt; ++i) {
-      const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
-      keys[i] = idx < blk.count ? src[blk.offset + idx] : Key{0};
-    }
-    __syncthreads();  // s_local, s_fill ready
     if (!skewed) {
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
@@ -445,8 +471,8 @@ __global__ void __launch_bounds__(Policy::counting.block_threads)
         const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
         const bool valid = idx < blk.count;
         const std::uint32_t d = valid ? block::digit_of(keys[i], shift) : radix;
-        const std::uint32_t peers = block::match_peers<radix_bits + 1>(d);
-        const int leader = __ffs(peers) - 1;
+        const std::uint32_t peers = match_through_smem(warp_words, d, valid);
+        const int leader = valid ? __ffs(peers) - 1 : 0;
         std::uint32_t first = 0;
         if (valid && static_cast<int>(block::lane_id()) == leader)
           first = atomicAdd(&s_fill[d], static_cast<std::uint32_t>(__popc(peers)));
@@ -479,80 +505,109 @@ __global__ void __launch_bounds__(Policy::counting.block_threads)
 
 // --- local sort ---------------------------------------------------------------------------------
 
-/// Dynamic shared memory of a local sort of block_threads x KeysPerThread keys.
+/// Dynamic shared memory of a local sort of block_threads x keys_per_thread keys: per-warp digit
+/// counters and match words, the key tile, and for pairs the index tile and the staged values.
 template <typename Key, typename Value>
 constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
   const std::size_t capacity = static_cast<std::size_t>(block_threads) * keys_per_thread;
-  const std::size_t counters = static_cast<std::size_t>(block_threads / warp_threads) * radix * 4;
-  return counters + capacity * sizeof(Key) + (has_values<Value> ? capacity * sizeof(Value) : 0);
+  const std::size_t per_warp = static_cast<std::size_t>(block_threads / warp_threads) * radix * 4;
+  std::size_t bytes = 2 * per_warp + capacity * sizeof(Key);
+  if (has_values<Value>)
+    bytes += (capacity * sizeof(std::uint16_t) + 15) / 16 * 16 + capacity * sizeof(Value);
+  return bytes;
 }
 
 /**
  * Sorts each job of local configuration `config` in one thread block, in shared memory, in one
  * read and one write (section 4.2): an LSD radix sort whose 8-bit windows cover exactly the
  * bits in which the job's keys differ (found by OR-ing every key with the first), each window
- * a stable pass ranked per warp with ballot matching. The block size is the configuration's
- * (a launch parameter); KeysPerThread is compiled. The result goes to keys[0].
+ * a stable pass ranked per warp (ballots or shared match words, a.local_match). Pairs carry a
+ * 16-bit index through the passes and fetch their values from shared memory at the end. The
+ * block size is the configuration's (a launch parameter); KeysPerThread is compiled. The result
+ * goes to keys[0].
  */
 template <typename Key, typename Value, typename Policy, int KeysPerThread>
-__global__ void __launch_bounds__(Policy::max_local_threads)
+__global__ void __launch_bounds__(Policy::max_local_threads,
+                                  KeysPerThread <= Policy::small_keys_per_thread ? 2 : 1)
     local_sort_kernel(sort_args<Key, Value> a, int config) {
   constexpr int kpt = KeysPerThread;
+  constexpr bool pairs = has_values<Value>;
   extern __shared__ uint4 smem[];
   const unsigned warps = block::warp_count();
   const unsigned warp = block::warp_id();
   const unsigned lane = block::lane_id();
-  std::uint32_t* counts = reinterpret_cast<std::uint32_t*>(smem);  // [warps][radix]
-  Key* tile = reinterpret_cast<Key*>(counts + warps * radix);
   const std::uint32_t capacity = blockDim.x * kpt;
-  Value* value_tile = reinterpret_cast<Value*>(tile + capacity);
+  std::uint32_t* counts = reinterpret_cast<std::uint32_t*>(smem);  // [warps][radix]
+  std::uint32_t* match_words = counts + warps * radix;               // [warps][radix]
+  Key* tile = reinterpret_cast<Key*>(match_words + warps * radix);
+  std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(tile + capacity);
+  Value* value_stage = reinterpret_cast<Value*>(
+      reinterpret_cast<std::byte*>(index_tile) + (capacity * sizeof(std::uint16_t) + 15) / 16 * 16);
   __shared__ std::uint64_t scratch[Policy::max_local_threads / warp_threads];
   __shared__ std::uint32_t totals[radix];
   __shared__ std::uint32_t scratch32[Policy::max_local_threads / warp_threads];
 
   const std::uint32_t jobs = a.ws.ctr->jobs[config];
   const local_job* job_list = a.ws.jobs[config];
+  const bool by_ballot = a.local_match == match_mode::ballot;
   // Item i of a thread is key base + 32 i: warp w holds keys [w * 32 kpt, (w + 1) * 32 kpt),
   // so visiting items in order, lanes in order, is visiting keys in order (stability).
   const std::uint32_t base = warp * warp_threads * kpt + lane;
   std::uint32_t* warp_counts = counts + warp * radix;
+  std::uint32_t* warp_words = match_words + warp * radix;
+  for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
+  __syncwarp();
 
   for (std::uint32_t j = blockIdx.x; j < jobs; j += gridDim.x) {
     const local_job job = job_list[j];
     const Key* src = a.keys[job.buffer] + job.offset;
     Key* dst = a.keys[0] + job.offset;
     Key keys[kpt];
-    Value values[kpt];
+    std::uint32_t index[kpt];  // pairs: where the key's value waits in value_stage
     const Key first = src[0];
     Key differ = 0;
 #pragma unroll
     for (int i = 0; i < kpt; ++i) {
       const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+      index[i] = idx;
       if (idx < job.size) {
         keys[i] = src[idx];
         differ |= keys[i] ^ first;
-        if constexpr (has_values<Value>) values[i] = a.values[job.buffer][job.offset + idx];
       } else {
         keys[i] = ~Key{0};  // padding sorts after every key and is never written
-        if constexpr (has_values<Value>) values[i] = Value{};
       }
+    }
+    if constexpr (pairs) {
+      const Value* vsrc = a.values[job.buffer] + job.offset;
+      for (std::uint32_t i = threadIdx.x; i < job.size; i += blockDim.x) value_stage[i] = vsrc[i];
     }
     differ = static_cast<Key>(block::all_reduce(std::uint64_t{differ}, block::op_or{}, scratch));
     const bool any_pass = differ != 0;
 
     while (differ != 0) {  // one stable pass per 8-bit window, lowest first
       const unsigned shift = static_cast<unsigned>(__ffsll(static_cast<long long>(differ)) - 1);
-      for (std::uint32_t e = threadIdx.x; e < warps * radix; e += blockDim.x) counts[e] = 0;
-      __syncthreads();
+      // Only this warp touches its counters until the barrier after the ranking.
+      for (unsigned e = lane; e < radix; e += warp_threads) warp_counts[e] = 0;
+      __syncwarp();
       std::uint32_t ranks[kpt];
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t d = block::digit_of(keys[i], shift);
-        const std::uint32_t peers = block::match_peers<radix_bits>(d);
+        std::uint32_t peers;
+        if (by_ballot) {
+          peers = block::match_peers<radix_bits>(d);
+        } else {
+          atomicOr(&warp_words[d], 1u << lane);
+          __syncwarp();
+          peers = warp_words[d];
+        }
         const std::uint32_t before = warp_counts[d];
         __syncwarp();
         ranks[i] = before + __popc(peers & block::lanes_below());
-        if (lane == 31u - __clz(peers)) warp_counts[d] = before + __popc(peers);
+        if (lane == 31u - __clz(peers)) {
+          warp_counts[d] = before + __popc(peers);
+          if (!by_ballot) warp_words[d] = 0;
+        }
         __syncwarp();
       }
       __syncthreads();
@@ -577,30 +632,31 @@ __global__ void __launch_bounds__(Policy::max_local_threads)
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t pos = warp_counts[block::digit_of(keys[i], shift)] + ranks[i];
         tile[pos] = keys[i];
-        if constexpr (has_values<Value>) value_tile[pos] = values[i];
+        if constexpr (pairs) index_tile[pos] = static_cast<std::uint16_t>(index[i]);
       }
       __syncthreads();
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
         keys[i] = tile[idx];
-        if constexpr (has_values<Value>) values[i] = value_tile[idx];
+        if constexpr (pairs) index[i] = index_tile[idx];
       }
       const Key window = static_cast<Key>(radix - 1) << shift;
       differ &= ~window;
       __syncthreads();  // the tile and the counters are rewritten by the next pass
     }
     // Keys that are all equal and already in keys[0] need no write.
-    if (!any_pass && job.buffer == 0) continue;
+    if (any_pass || job.buffer != 0) {
 #pragma unroll
-    for (int i = 0; i < kpt; ++i) {
-      const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
-      if (idx < job.size) {
-        dst[idx] = keys[i];
-        if constexpr (has_values<Value>) a.values[0][job.offset + idx] = values[i];
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+        if (idx < job.size) {
+          dst[idx] = keys[i];
+          if constexpr (pairs) a.values[0][job.offset + idx] = value_stage[index[i]];
+        }
       }
     }
-    __syncthreads();
+    __syncthreads();  // value_stage and the reduction scratch are reused by the next job
   }
 }
 

@@ -25,7 +25,7 @@ class hrs_sorter final : public record_chunk_sorter {
     with_types([&](auto key, auto value) {
       using Key = decltype(key);
       using Value = decltype(value);
-      shapes_ = hrs::prepare<Key, Value>(device);
+      shapes_ = hrs::prepare<Key, Value>(device, tuning_);
       tuning_ = hrs::resolve<Key, Value>(tuning_, shapes_.compute_capability);
     });
   }

@@ -16,7 +16,8 @@ inline constexpr int radix = 1 << radix_bits;
 inline constexpr int warp_threads = 32;
 
 /// Launch shape of the counting-sort kernels (histogram and scatter): each key block of a
-/// bucket holds block_threads * keys_per_thread keys (the paper's KPB).
+/// bucket holds block_threads * keys_per_thread keys (the paper's KPB). keys_per_thread is
+/// compiled; block_threads is a launch parameter (at most the policy's max_counting_threads).
 struct counting_policy {
   int block_threads = 512;
   int keys_per_thread = 16;
@@ -48,11 +49,18 @@ struct local_config {
 /// The most local-sort configurations a policy may list.
 inline constexpr int max_local_configs = 12;
 
+/// How the local sort finds the lanes of a warp that hold the same digit.
+enum class match_mode : std::uint8_t {
+  ballot = 1,     ///< one warp vote per digit bit
+  atomic_or = 2,  ///< each lane ORs its bit into a per-warp shared word of its digit, then reads it
+};
+
 /**
  * Hopper (sm_90), all key/value sizes. Starting point: the paper's Table 3, scaled to Hopper's
  * 228 KiB of shared memory and 64 K registers per multiprocessor:
- * - key blocks of 8192 32-bit / 4096 64-bit keys (the paper: 6912 / 3456): one block's tile
- *   (keys and payloads) stays at or under 64 KiB, so that three scatter blocks share one SM;
+ * - key blocks of 16 keys per thread for keys alone, 8 with values, 256 threads (4096 keys;
+ *   the paper: 6912 32-bit / 3456 64-bit keys): small thread blocks, so that several per SM
+ *   overlap one block's latency (atomics, barriers) with another's memory traffic;
  * - local sorts of up to 9216 keys (the paper: 9216 32-bit, 4224 64-bit keys): 2^28 uniform
  *   64-bit keys leave buckets of about 4096 keys after two passes, which the paper's 4224
  *   would send through a third pass whenever one bucket drew a little more;
@@ -61,7 +69,8 @@ inline constexpr int max_local_configs = 12;
 template <int KeyBytes, int ValueBytes>
 struct sm90_policy {
   static constexpr int min_compute_capability = 90;
-  static constexpr counting_policy counting{512, (KeyBytes + ValueBytes) <= 4 ? 16 : 8};
+  static constexpr int max_counting_threads = 512;
+  static constexpr counting_policy counting{256, ValueBytes == 0 ? 16 : 8};
   /// The two compiled local-sort kernels: keys per thread.
   static constexpr int small_keys_per_thread = 9;
   static constexpr int large_keys_per_thread = 18;
@@ -72,6 +81,7 @@ struct sm90_policy {
   static constexpr int local_config_count =
       static_cast<int>(sizeof(local_configs) / sizeof(local_configs[0]));
   static_assert(local_config_count <= max_local_configs);
+  static constexpr match_mode local_match = match_mode::atomic_or;
   /// Sub-buckets are merged into one local sort while their total stays under this (the
   /// paper's lower threshold, section 4.2).
   static constexpr std::uint32_t merge_threshold = 1152;
@@ -102,8 +112,9 @@ void with_policy(policy_chain<First, Rest...>, int cc, F&& f) {
   }
 }
 
-/// Run-time thresholds (the paper's Table 1); zero fields take the policy's defaults. They are
-/// arguments of the kernels, so that the benchmark sweeps them without recompiling.
+/// Run-time thresholds (the paper's Table 1) and launch shapes; zero fields take the policy's
+/// defaults. They are arguments of the kernels, so that the benchmark sweeps them without
+/// recompiling.
 struct tuning {
   /// Buckets of at most this many keys are sorted locally (the paper's upper threshold);
   /// at most the largest local configuration's capacity.
@@ -111,6 +122,17 @@ struct tuning {
   /// Neighbouring sub-buckets are merged while their total stays below this; at most half the
   /// local threshold, so that a merged bucket always fits a local sort.
   std::uint32_t merge_threshold = 0;
+  /// Threads of the histogram and scatter blocks (a multiple of 32, at most
+  /// max_counting_threads): the key block is this times the compiled keys per thread.
+  std::uint32_t counting_threads = 0;
+  /// See sm90_policy::skew_divisor; 1 never takes the warp-aggregated path.
+  std::uint32_t skew_divisor = 0;
+  /// The local sort's warp matching (0: the policy's).
+  match_mode local_match = static_cast<match_mode>(0);
+  /// Local configurations (ascending capacities, keys per thread one of the two compiled);
+  /// count 0: the policy's.
+  int local_config_count = 0;
+  local_config local_configs[max_local_configs] = {};
 
   friend constexpr bool operator==(const tuning&, const tuning&) = default;
 };

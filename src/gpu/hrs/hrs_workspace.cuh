@@ -136,8 +136,11 @@ struct sort_args {
   Key* keys[2] = {};      ///< [0] holds the input and, at the end, the sorted keys
   Value* values[2] = {};  ///< null for key-only sorts
   std::uint64_t n = 0;
+  std::uint32_t keys_per_block = 0;  ///< counting threads x the compiled keys per thread
   std::uint32_t local_threshold = 0;
   std::uint32_t merge_threshold = 0;
+  std::uint32_t skew_divisor = 0;
+  match_mode local_match = match_mode::ballot;
   int config_count = 0;
   std::uint32_t config_capacity[max_local_configs] = {};
   workspace_view ws;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -46,6 +47,7 @@ struct options {
   std::uint64_t seed = 42;
   gpu::hrs::tuning tuning{};
   bool profile = false;
+  bool phases = false;
 };
 
 void usage() {
@@ -53,13 +55,16 @@ void usage() {
       "usage: gpusort-bench-hrs [--types u32,u64,u32u32,u64u64:27] [--log2n 28[,24,...]]\n"
       "                         [--dists uniform,and2,and3,and4,and5,equal,zipf,sorted,reverse]\n"
       "                         [--repeat 5] [--warmup 1] [--device 0] [--seed 42]\n"
-      "                         [--local-threshold N] [--merge-threshold N] [--profile]\n"
+      "                         [--local-threshold N] [--merge-threshold N] [--counting-threads N]\n"
+      "                         [--skew-divisor N] [--local-match ballot|atomic-or]\n"
+      "                         [--local-configs 64x9,128x9,...] [--profile] [--phases]\n"
       "Times the hybrid radix sort and CUB DeviceRadixSort (Onesweep) on the same device-resident\n"
       "keys (CUDA events, medians of --repeat after --warmup runs) and checks HRS against CUB bit\n"
-      "for bit (pairs: CUB's keys, values checked by multiset per run of equal keys on the host).\n"
+      "for bit (pairs: CUB's keys, and an order-independent hash of the (key, value) pairs).\n"
       "Pair types carry the record index as value. TYPE:L sorts 2^L of that type. CSV on stdout,\n"
       "then a Markdown table of HRS time / CUB time. --profile adds the buckets, key blocks and\n"
-      "local jobs of each HRS run.\n";
+      "local jobs of each HRS run; --phases the time of each kernel (one more run, events\n"
+      "between the launches). The tuning options override the policy (see hrs_tuning.cuh).\n";
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -124,8 +129,30 @@ options parse_options(int argc, char** argv) {
       o.tuning.local_threshold = static_cast<std::uint32_t>(std::stoul(value()));
     } else if (arg == "--merge-threshold") {
       o.tuning.merge_threshold = static_cast<std::uint32_t>(std::stoul(value()));
+    } else if (arg == "--counting-threads") {
+      o.tuning.counting_threads = static_cast<std::uint32_t>(std::stoul(value()));
+    } else if (arg == "--skew-divisor") {
+      o.tuning.skew_divisor = static_cast<std::uint32_t>(std::stoul(value()));
+    } else if (arg == "--local-match") {
+      const std::string m = value();
+      GPUSORT_EXPECTS(m == "ballot" || m == "atomic-or", "--local-match: ballot or atomic-or");
+      o.tuning.local_match =
+          m == "ballot" ? gpu::hrs::match_mode::ballot : gpu::hrs::match_mode::atomic_or;
+    } else if (arg == "--local-configs") {
+      const std::vector<std::string> items = split(value());
+      GPUSORT_EXPECTS(!items.empty() && items.size() <= gpu::hrs::max_local_configs,
+                      "--local-configs: 1 to 12 of THREADSxKEYS");
+      o.tuning.local_config_count = static_cast<int>(items.size());
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const auto x = items[i].find('x');
+        GPUSORT_EXPECTS(x != std::string::npos, "--local-configs: THREADSxKEYS, not " + items[i]);
+        o.tuning.local_configs[i] = {std::stoi(items[i].substr(0, x)),
+                                     std::stoi(items[i].substr(x + 1))};
+      }
     } else if (arg == "--profile") {
       o.profile = true;
+    } else if (arg == "--phases") {
+      o.phases = true;
     } else if (arg == "--help" || arg == "-h") {
       usage();
       std::exit(0);
@@ -183,6 +210,37 @@ std::string profile_of(const gpu::hrs::counters& c, int rounds) {
   return os.str();
 }
 
+/// Records an event after each HRS launch; phases() sums the time of each kernel kind per round
+/// (local sorts per configuration).
+class phase_observer final : public gpu::hrs::launch_observer {
+ public:
+  explicit phase_observer(int device) : device_(device), start_(device, true) {}
+  void begin(cudaStream_t s) { start_.record(s); }
+  void launched(const char* kernel, int index, cudaStream_t s) override {
+    marks_.push_back({std::string(kernel) + (std::string(kernel) == "local" ? " c" : " r") +
+                          std::to_string(index),
+                      gpu::event(device_, true)});
+    marks_.back().second.record(s);
+  }
+  /// "histogram r0 0.452 scatter r0 1.210 ..." for every kernel that took >= 5 us.
+  std::string phases() {
+    std::ostringstream os;
+    const gpu::event* previous = &start_;
+    for (auto& [name, e] : marks_) {
+      e.synchronize();
+      const double ms = gpu::elapsed_ms(*previous, e);
+      if (ms >= 0.005) os << name << " " << std::fixed << std::setprecision(3) << ms << "; ";
+      previous = &e;
+    }
+    return os.str();
+  }
+
+ private:
+  int device_;
+  gpu::event start_;
+  std::vector<std::pair<std::string, gpu::event>> marks_;
+};
+
 template <typename Key, typename Value>
 std::string type_name() {
   std::string t = sizeof(Key) == 4 ? "u32" : "u64";
@@ -190,38 +248,12 @@ std::string type_name() {
   return t;
 }
 
-/// Checks HRS's pairs against CUB's on the host: equal keys, and per run of equal keys the same
-/// values as a multiset.
-template <typename Key, typename Value>
-bool same_pairs(const Key* d_hk, const Value* d_hv, const Key* d_ck, const Value* d_cv,
-                std::uint64_t n, cudaStream_t s) {
-  std::vector<Key> hk(n), ck(n);
-  std::vector<Value> hv(n), cv(n);
-  GPUSORT_CUDA_TRY(cudaMemcpyAsync(hk.data(), d_hk, n * sizeof(Key), cudaMemcpyDeviceToHost, s));
-  GPUSORT_CUDA_TRY(cudaMemcpyAsync(ck.data(), d_ck, n * sizeof(Key), cudaMemcpyDeviceToHost, s));
-  GPUSORT_CUDA_TRY(cudaMemcpyAsync(hv.data(), d_hv, n * sizeof(Value), cudaMemcpyDeviceToHost, s));
-  GPUSORT_CUDA_TRY(cudaMemcpyAsync(cv.data(), d_cv, n * sizeof(Value), cudaMemcpyDeviceToHost, s));
-  GPUSORT_CUDA_TRY(cudaStreamSynchronize(s));
-  if (hk != ck) return false;
-  for (std::uint64_t i = 0; i < n;) {
-    std::uint64_t j = i + 1;
-    while (j < n && ck[j] == ck[i]) ++j;
-    if (j - i > 1) {
-      std::sort(hv.begin() + i, hv.begin() + j);
-      std::sort(cv.begin() + i, cv.begin() + j);
-    }
-    if (!std::equal(hv.begin() + i, hv.begin() + j, cv.begin() + i)) return false;
-    i = j;
-  }
-  return true;
-}
-
 template <typename Key, typename Value>
 result run_case(const options& o, int log2n, const key_distribution& dist) {
   constexpr bool pairs = !std::is_same_v<Value, no_value>;
   const std::uint64_t n = std::uint64_t{1} << log2n;
   const int dev = o.device;
-  const gpu::hrs::device_shapes shapes = gpu::hrs::prepare<Key, Value>(dev);
+  const gpu::hrs::device_shapes shapes = gpu::hrs::prepare<Key, Value>(dev, o.tuning);
   gpu::stream stream(dev);
   cudaStream_t s = stream.get();
   const std::uint64_t bytes = n * sizeof(Key);
@@ -300,17 +332,27 @@ result run_case(const options& o, int log2n, const key_distribution& dist) {
   res.hrs_ms = median(hrs_ms);
   res.cub_ms = median(cub_ms);
   const int c = cub_in_alternate ? 1 : 0;
+  auto* d_scratch = reinterpret_cast<unsigned long long*>(scratch.data());
+  const test::compare_result cmp = test::compare_keys<Key>(hk[0], keys_of(cub_keys[c]), n, d_scratch, s);
+  res.equal = cmp.mismatches == 0;
   if constexpr (pairs) {
-    res.equal = same_pairs<Key, Value>(hk[0], hv[0], keys_of(cub_keys[c]), values_of(cub_values[c]),
-                                       n, s);
-  } else {
-    const test::compare_result cmp = test::compare_keys<Key>(
-        hk[0], keys_of(cub_keys[c]), n, reinterpret_cast<unsigned long long*>(scratch.data()), s);
-    res.equal = cmp.mismatches == 0;
+    // Equal keys in order and the same multiset of (key, value) pairs: each run of equal keys
+    // holds the same values as CUB's.
+    res.equal = res.equal && test::pair_multiset_hash<Key, Value>(hk[0], hv[0], n, d_scratch, s) ==
+                                 test::pair_multiset_hash<Key, Value>(
+                                     keys_of(cub_keys[c]), values_of(cub_values[c]), n, d_scratch, s);
   }
   if (o.profile)
     res.profile = profile_of(gpu::hrs::read_counters(hrs_ws.data(), s),
                              static_cast<int>(sizeof(Key)));
+  if (o.phases) {
+    restore(hk[0], hv[0]);
+    phase_observer observer(dev);
+    observer.begin(s);
+    gpu::hrs::sort<Key, Value>(shapes, o.tuning, hk, hv, n, hrs_ws.data(), hrs_ws_bytes, s,
+                               &observer);
+    res.profile += (res.profile.empty() ? "" : " | ") + observer.phases();
+  }
   return res;
 }
 
@@ -349,7 +391,7 @@ int main(int argc, char** argv) try {
 
   std::printf("gpu,type,dist,log2n,n,entropy_bits,hrs_ms,cub_ms,hrs_over_cub,cub_over_hrs,"
               "hrs_gkeys_s,cub_gkeys_s,equal%s\n",
-              o.profile ? ",profile" : "");
+              o.profile || o.phases ? ",profile" : "");
   std::vector<result> results;
   bool all_equal = true;
   for (const type_spec& t : o.types) {
@@ -362,8 +404,8 @@ int main(int argc, char** argv) try {
                     props.name, r.type.c_str(), r.dist.c_str(), r.log2n,
                     static_cast<unsigned long long>(r.n), r.entropy, r.hrs_ms, r.cub_ms,
                     r.hrs_ms / r.cub_ms, r.cub_ms / r.hrs_ms, r.n / r.hrs_ms / 1e6,
-                    r.n / r.cub_ms / 1e6, r.equal ? "yes" : "NO", o.profile ? ",\"" : "",
-                    r.profile.c_str(), o.profile ? "\"" : "");
+                    r.n / r.cub_ms / 1e6, r.equal ? "yes" : "NO", o.profile || o.phases ? ",\"" : "",
+                    r.profile.c_str(), o.profile || o.phases ? "\"" : "");
         std::fflush(stdout);
         results.push_back(r);
       }
