@@ -1,5 +1,6 @@
-// Names of the GPU sort algorithms behind the chunk_sorter seam; plain C++ so that the pipeline
-// and the planner can name them without CUDA headers.
+// Names of the GPU sort algorithms behind the chunk_sorter seam, and the rule by which
+// `automatic` picks one per chunk; plain C++ (header only), so that the pipeline, the planner
+// and CPU-only tests use them without CUDA.
 #pragma once
 
 #include <cstdint>
@@ -8,11 +9,49 @@ namespace gpusort::gpu {
 
 /// The GPU sort algorithms behind chunk_sorter (gpu/chunk_sorter.hpp).
 enum class chunk_algorithm : std::uint8_t {
-  onesweep,  ///< CUB DeviceRadixSort (Onesweep, LSD), the baseline
-  hrs,       ///< the hybrid MSD radix sort (Stehle & Jacobsen 2017, section 4), gpu/hrs/
+  onesweep,   ///< CUB DeviceRadixSort (Onesweep, LSD), the baseline; stable
+  hrs,        ///< the hybrid MSD radix sort (Stehle & Jacobsen 2017, section 4), gpu/hrs/
+  automatic,  ///< per chunk, hrs or onesweep by choose_chunk_algorithm()
 };
 
-/// "onesweep", "hrs".
-[[nodiscard]] const char* to_string(chunk_algorithm algorithm) noexcept;
+/// "onesweep", "hrs", "auto".
+[[nodiscard]] constexpr const char* to_string(chunk_algorithm algorithm) noexcept {
+  switch (algorithm) {
+    case chunk_algorithm::onesweep: return "onesweep";
+    case chunk_algorithm::hrs: return "hrs";
+    case chunk_algorithm::automatic: return "auto";
+  }
+  return "?";
+}
+
+/// From how many records per chunk the hybrid radix sort beats Onesweep, by key and packed
+/// payload size (value_size 0: key-only).
+struct hrs_crossover {
+  std::uint32_t key_size;
+  std::uint32_t value_size;
+  std::uint64_t min_records;
+};
+
+/// Provisional (2^22 records for every shape) until the size sweep of gpusort-bench-hrs
+/// (tools/bench/hrs/device_hrs.sh sweep) replaces it with measured crossovers.
+inline constexpr hrs_crossover hrs_crossovers[] = {
+    {4, 0, std::uint64_t{1} << 22},
+    {8, 0, std::uint64_t{1} << 22},
+    {4, 4, std::uint64_t{1} << 22},
+    {4, 8, std::uint64_t{1} << 22},
+    {8, 4, std::uint64_t{1} << 22},
+    {8, 8, std::uint64_t{1} << 22},
+};
+
+/// The sorter `automatic` gives a chunk of `records` records: HRS from its crossover on,
+/// Onesweep below it and for shapes without a measured crossover.
+[[nodiscard]] constexpr chunk_algorithm choose_chunk_algorithm(std::uint32_t key_size,
+                                                               std::uint32_t value_size,
+                                                               std::uint64_t records) noexcept {
+  for (const hrs_crossover& c : hrs_crossovers)
+    if (c.key_size == key_size && c.value_size == value_size)
+      return records >= c.min_records ? chunk_algorithm::hrs : chunk_algorithm::onesweep;
+  return chunk_algorithm::onesweep;
+}
 
 }  // namespace gpusort::gpu

@@ -2,6 +2,7 @@
 // factory behind the chunk_sorter seam.
 #include "gpu/chunk_sorter.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "gpu/cuda_check.cuh"
@@ -12,14 +13,6 @@
 
 namespace gpusort::gpu {
 
-const char* to_string(chunk_algorithm algorithm) noexcept {
-  switch (algorithm) {
-    case chunk_algorithm::onesweep: return "onesweep";
-    case chunk_algorithm::hrs: return "hrs";
-  }
-  return "?";
-}
-
 std::unique_ptr<chunk_sorter> make_chunk_sorter(chunk_algorithm algorithm,
                                                 const record_format& format, bool descending) {
   GPUSORT_EXPECTS(supports_format(format),
@@ -27,6 +20,7 @@ std::unique_ptr<chunk_sorter> make_chunk_sorter(chunk_algorithm algorithm,
   switch (algorithm) {
     case chunk_algorithm::onesweep: return detail::make_onesweep_sorter(format, descending);
     case chunk_algorithm::hrs: return detail::make_hrs_sorter(format, descending);
+    case chunk_algorithm::automatic: return detail::make_auto_sorter(format, descending);
   }
   throw error("GPU sorter: unknown algorithm");
 }
@@ -34,11 +28,59 @@ std::unique_ptr<chunk_sorter> make_chunk_sorter(chunk_algorithm algorithm,
 namespace detail {
 namespace {
 
+/// `automatic`: each chunk to HRS or Onesweep by choose_chunk_algorithm(); both sorters are
+/// ready, the workspace is the larger of theirs.
+class auto_sorter final : public chunk_sorter {
+ public:
+  auto_sorter(const record_format& format, bool descending)
+      : shape_(format),
+        onesweep_(make_onesweep_sorter(format, descending)),
+        hrs_(make_hrs_sorter(format, descending)) {}
+
+  [[nodiscard]] std::uint64_t max_records() const override {
+    return std::min(onesweep_->max_records(), hrs_->max_records());
+  }
+  [[nodiscard]] std::uint64_t slot_bytes(std::uint64_t n) const override {
+    return std::max(onesweep_->slot_bytes(n), hrs_->slot_bytes(n));
+  }
+  [[nodiscard]] std::uint64_t workspace_bytes(std::uint64_t n) const override {
+    return std::max(onesweep_->workspace_bytes(n), hrs_->workspace_bytes(n));
+  }
+  chunk_slot sort(const chunk_buffers& buffers, std::uint64_t n, cudaStream_t stream,
+                  const sort_phase_events& events) override {
+    return for_chunk(n).sort(buffers, n, stream, events);
+  }
+  [[nodiscard]] std::string describe() const override {
+    std::uint64_t from = 0;
+    for (const hrs_crossover& c : hrs_crossovers)
+      if (c.key_size == shape_.key_size && c.value_size == shape_.value_size) from = c.min_records;
+    return "auto: " + (from == 0 ? std::string("onesweep for every chunk")
+                                 : "hrs for chunks of " + std::to_string(from) +
+                                       " records or more, else onesweep") +
+           "; " + hrs_->describe() + "; " + onesweep_->describe();
+  }
+
+ private:
+  chunk_sorter& for_chunk(std::uint64_t n) {
+    return choose_chunk_algorithm(shape_.key_size, shape_.value_size, n) == chunk_algorithm::hrs
+               ? *hrs_
+               : *onesweep_;
+  }
+
+  record_shape shape_;
+  std::unique_ptr<chunk_sorter> onesweep_;
+  std::unique_ptr<chunk_sorter> hrs_;
+};
+
 void record_event(cudaEvent_t event, cudaStream_t stream) {
   if (event != nullptr) GPUSORT_CUDA_TRY(cudaEventRecord(event, stream));
 }
 
 }  // namespace
+
+std::unique_ptr<chunk_sorter> make_auto_sorter(const record_format& format, bool descending) {
+  return std::make_unique<auto_sorter>(format, descending);
+}
 
 record_chunk_sorter::record_chunk_sorter(const record_format& format, bool descending)
     : format_(format), descending_(descending), shape_(format) {

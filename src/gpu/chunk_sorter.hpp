@@ -83,6 +83,9 @@ namespace detail {
                                                                  bool descending);
 [[nodiscard]] std::unique_ptr<chunk_sorter> make_hrs_sorter(const record_format& format,
                                                             bool descending);
+/// Both of the above, each chunk to the one choose_chunk_algorithm() names.
+[[nodiscard]] std::unique_ptr<chunk_sorter> make_auto_sorter(const record_format& format,
+                                                             bool descending);
 
 /// Calls f(Word{}) for the key word of `key_size` bytes.
 template <typename F>
