@@ -32,15 +32,14 @@ struct hrs_crossover {
   std::uint64_t min_records;
 };
 
-/// Provisional (2^22 records for every shape) until the size sweep of gpusort-bench-hrs
-/// (tools/bench/hrs/device_hrs.sh sweep) replaces it with measured crossovers.
+/// A crossover HRS never reaches: Onesweep for every chunk.
+inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
+
+/// Until the size sweep of gpusort-bench-hrs (tools/bench/hrs/device_hrs.sh sweep) shows HRS
+/// ahead of Onesweep, every shape stays on Onesweep.
 inline constexpr hrs_crossover hrs_crossovers[] = {
-    {4, 0, std::uint64_t{1} << 22},
-    {8, 0, std::uint64_t{1} << 22},
-    {4, 4, std::uint64_t{1} << 22},
-    {4, 8, std::uint64_t{1} << 22},
-    {8, 4, std::uint64_t{1} << 22},
-    {8, 8, std::uint64_t{1} << 22},
+    {4, 0, hrs_never}, {8, 0, hrs_never}, {4, 4, hrs_never},
+    {4, 8, hrs_never}, {8, 4, hrs_never}, {8, 8, hrs_never},
 };
 
 /// The sorter `automatic` gives a chunk of `records` records: HRS from its crossover on,
@@ -50,7 +49,8 @@ inline constexpr hrs_crossover hrs_crossovers[] = {
                                                                std::uint64_t records) noexcept {
   for (const hrs_crossover& c : hrs_crossovers)
     if (c.key_size == key_size && c.value_size == value_size)
-      return records >= c.min_records ? chunk_algorithm::hrs : chunk_algorithm::onesweep;
+      return c.min_records != hrs_never && records >= c.min_records ? chunk_algorithm::hrs
+                                                                     : chunk_algorithm::onesweep;
   return chunk_algorithm::onesweep;
 }
 

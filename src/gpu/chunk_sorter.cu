@@ -54,7 +54,7 @@ class auto_sorter final : public chunk_sorter {
     std::uint64_t from = 0;
     for (const hrs_crossover& c : hrs_crossovers)
       if (c.key_size == shape_.key_size && c.value_size == shape_.value_size) from = c.min_records;
-    return "auto: " + (from == 0 ? std::string("onesweep for every chunk")
+    return "auto: " + (from == 0 || from == hrs_never ? std::string("onesweep for every chunk")
                                  : "hrs for chunks of " + std::to_string(from) +
                                        " records or more, else onesweep") +
            "; " + hrs_->describe() + "; " + onesweep_->describe();

@@ -272,6 +272,11 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossover) {
       ASSERT_GT(crossover, 0u) << key << "+" << value;
       SCOPED_TRACE(std::to_string(key) + "+" + std::to_string(value) + " crossover " +
                    std::to_string(crossover));
+      if (crossover == gpu::hrs_never) {
+        for (const std::uint64_t records : {0ull, 1ull, 1ull << 20, 1ull << 32, ~0ull})
+          EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, records), chunk_algorithm::onesweep);
+        continue;
+      }
       const struct {
         std::uint64_t records;
         chunk_algorithm expected;
