@@ -71,6 +71,7 @@ tuning resolve_with(const tuning& requested) {
   if (t.counting_threads == 0) t.counting_threads = Policy::counting.block_threads;
   if (t.skew_divisor == 0) t.skew_divisor = Policy::skew_divisor;
   if (t.local_match == static_cast<match_mode>(0)) t.local_match = Policy::local_match;
+  if (t.rank_group_max == 0) t.rank_group_max = Policy::rank_group_max;
   GPUSORT_EXPECTS(t.local_threshold <= largest,
                   "HRS: local threshold " + std::to_string(t.local_threshold) +
                       " is above the largest local sort (" + std::to_string(largest) + " keys)");
@@ -204,6 +205,7 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
     a.merge_threshold = t.merge_threshold;
     a.skew_divisor = t.skew_divisor;
     a.local_match = t.local_match;
+    a.rank_group_max = t.rank_group_max;
     a.config_count = lp.config_count;
     auto clamp32 = [](std::uint64_t v) {
       return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, ~std::uint32_t{0}));
@@ -272,6 +274,7 @@ std::string describe(const tuning& requested, int cc) {
        << t.local_config_count << " configurations ("
        << (t.local_match == match_mode::ballot ? "ballot" : "atomic-or") << " match), thresholds "
        << t.local_threshold << "/" << t.merge_threshold << ", skew 1/" << t.skew_divisor
+       << ", rank groups <= " << t.rank_group_max
        << ", sm_" << P::min_compute_capability << " policy";
   });
   return os.str();

@@ -362,13 +362,15 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
 
 // --- counting pass 3: scatter -------------------------------------------------------------------
 
-/// Dynamic shared memory of the scatter kernel: the key tile, the value tile, and one match word
-/// per warp and label (radix digits and "no key").
+/// Dynamic shared memory of the scatter kernel: the key tile, one match word per warp and label
+/// (radix digits and "no key"), and for pairs the tile's source indices and the staged values.
 template <typename Key, typename Value>
 constexpr std::size_t scatter_smem_bytes(int block_threads, int keys_per_thread) {
   const std::size_t kpb = static_cast<std::size_t>(block_threads) * keys_per_thread;
   const std::size_t words = static_cast<std::size_t>(block_threads / warp_threads) * (radix + 1);
-  return kpb * sizeof(Key) + (has_values<Value> ? kpb * sizeof(Value) : 0) + words * 4;
+  std::size_t bytes = (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16;
+  if (has_values<Value>) bytes += (kpb * sizeof(std::uint16_t) + 15) / 16 * 16 + kpb * sizeof(Value);
+  return bytes;
 }
 
 /**
@@ -393,8 +395,11 @@ __device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words
  * chunk of every sub-bucket with one atomic per (block, sub-bucket) from its stored histogram,
  * partitions its keys in shared memory (one shared atomic per key, or per warp and digit when
  * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
- * The block's keys are loaded first, so that their latency overlaps the reservation. Payloads
- * follow their keys through the same positions.
+ * The block's keys are loaded first, so that their latency overlaps the reservation. Thread
+ * blocks take key blocks in turn (block b by thread block b mod grid), so that the key blocks
+ * of one bucket are scattered at the same time and each sub-bucket fills from few write fronts
+ * that stay in L2. Pairs note each key's source index in the tile and fetch the values, staged
+ * in shared memory, in tile order.
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
@@ -404,28 +409,29 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
   const std::uint32_t kpb = a.keys_per_block;
   extern __shared__ uint4 smem[];
   Key* tile = reinterpret_cast<Key*>(smem);
-  Value* value_tile = reinterpret_cast<Value*>(tile + kpb);
-  std::uint32_t* match_words = reinterpret_cast<std::uint32_t*>(
-      reinterpret_cast<std::byte*>(tile) + kpb * sizeof(Key) +
-      (has_values<Value> ? kpb * sizeof(Value) : 0));
+  std::uint32_t* match_words = reinterpret_cast<std::uint32_t*>(tile + kpb);
   std::uint32_t* warp_words = match_words + block::warp_id() * (radix + 1);
+  const std::size_t words = static_cast<std::size_t>(block::warp_count()) * (radix + 1);
+  std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(
+      reinterpret_cast<std::byte*>(smem) + (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16);
+  Value* value_stage = reinterpret_cast<Value*>(
+      reinterpret_cast<std::byte*>(index_tile) + (kpb * sizeof(std::uint16_t) + 15) / 16 * 16);
   __shared__ std::uint32_t s_count[radix];
   __shared__ std::uint32_t s_local[radix];  // first position of each digit in the tile
   __shared__ std::uint32_t s_fill[radix];
   __shared__ std::uint64_t s_delta[radix];  // destination index - tile position
   __shared__ std::uint32_t scratch[Policy::max_counting_threads / warp_threads];
 
-  const block_range range = range_of_grid_block(a.ws.ctr->blocks[round]);
-  if (range.first == range.last) return;
+  const std::uint32_t total = a.ws.ctr->blocks[round];
+  if (blockIdx.x >= total) return;
   const int parity = round & 1;
   const int next = parity ^ 1;
   const unsigned shift = round_shift<Key>(round);
   const Key* src = a.keys[parity];
   Key* dst = a.keys[next];
-  for (unsigned e = threadIdx.x; e < block::warp_count() * (radix + 1); e += threads)
-    match_words[e] = 0;
+  for (unsigned e = threadIdx.x; e < words; e += threads) match_words[e] = 0;
 
-  for (std::uint32_t b = range.first; b < range.last; ++b) {
+  for (std::uint32_t b = blockIdx.x; b < total; b += gridDim.x) {
     const key_block blk = a.ws.blocks[parity][b];
     if (a.ws.buckets[parity][blk.bucket].done) continue;
     // The keys first: their loads are in flight while the block reserves its chunks.
@@ -435,7 +441,11 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
       const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
       keys[i] = idx < blk.count ? src[blk.offset + idx] : Key{0};
     }
-    __syncthreads();  // the last block's write-out has read the tile and s_delta
+    __syncthreads();  // the last block's write-out has read the tile, s_delta and the stage
+    if constexpr (has_values<Value>) {
+      const Value* vsrc = a.values[parity] + blk.offset;
+      for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) value_stage[i] = vsrc[i];
+    }
     std::uint32_t largest = 0;
     for (unsigned t = threadIdx.x; t < radix; t += threads) {
       const std::uint32_t c = a.ws.block_hist[std::uint64_t{b} * radix + t];
@@ -454,15 +464,17 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
     }
     const bool skewed = largest * a.skew_divisor > blk.count;
 
-    std::uint32_t positions[kpt];
+    auto place = [&](int i, std::uint32_t idx, std::uint32_t position) {
+      tile[position] = keys[i];
+      if constexpr (has_values<Value>) index_tile[position] = static_cast<std::uint16_t>(idx);
+    };
     if (!skewed) {
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
         if (idx < blk.count) {
           const std::uint32_t d = block::digit_of(keys[i], shift);
-          positions[i] = s_local[d] + atomicAdd(&s_fill[d], 1u);
-          tile[positions[i]] = keys[i];
+          place(i, idx, s_local[d] + atomicAdd(&s_fill[d], 1u));
         }
       }
     } else {
@@ -477,28 +489,15 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
         if (valid && static_cast<int>(block::lane_id()) == leader)
           first = atomicAdd(&s_fill[d], static_cast<std::uint32_t>(__popc(peers)));
         first = __shfl_sync(block::full_mask, first, leader);
-        if (valid) {
-          positions[i] = s_local[d] + first + __popc(peers & block::lanes_below());
-          tile[positions[i]] = keys[i];
-        }
+        if (valid) place(i, idx, s_local[d] + first + __popc(peers & block::lanes_below()));
       }
     }
     __syncthreads();
     for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) {
       const Key key = tile[i];
-      dst[s_delta[block::digit_of(key, shift)] + i] = key;
-    }
-    if constexpr (has_values<Value>) {
-      const Value* vsrc = a.values[parity];
-      Value* vdst = a.values[next];
-#pragma unroll
-      for (int i = 0; i < kpt; ++i) {
-        const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
-        if (idx < blk.count) value_tile[positions[i]] = vsrc[blk.offset + idx];
-      }
-      __syncthreads();
-      for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads)
-        vdst[s_delta[block::digit_of(tile[i], shift)] + i] = value_tile[i];
+      const std::uint64_t to = s_delta[block::digit_of(key, shift)] + i;
+      dst[to] = key;
+      if constexpr (has_values<Value>) a.values[next][to] = value_stage[index_tile[i]];
     }
   }
 }
@@ -511,20 +510,23 @@ template <typename Key, typename Value>
 constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
   const std::size_t capacity = static_cast<std::size_t>(block_threads) * keys_per_thread;
   const std::size_t per_warp = static_cast<std::size_t>(block_threads / warp_threads) * radix * 4;
-  std::size_t bytes = 2 * per_warp + capacity * sizeof(Key);
-  if (has_values<Value>)
-    bytes += (capacity * sizeof(std::uint16_t) + 15) / 16 * 16 + capacity * sizeof(Value);
+  const std::size_t indices = (capacity * sizeof(std::uint16_t) + 15) / 16 * 16;
+  std::size_t bytes = 2 * per_warp + 2 * capacity * sizeof(Key);  // counters, words, 2 tiles
+  if (has_values<Value>) bytes += 2 * indices + capacity * sizeof(Value);
   return bytes;
 }
 
 /**
  * Sorts each job of local configuration `config` in one thread block, in shared memory, in one
- * read and one write (section 4.2): an LSD radix sort whose 8-bit windows cover exactly the
- * bits in which the job's keys differ (found by OR-ing every key with the first), each window
- * a stable pass ranked per warp (ballots or shared match words, a.local_match). Pairs carry a
- * 16-bit index through the passes and fetch their values from shared memory at the end. The
- * block size is the configuration's (a launch parameter); KeysPerThread is compiled. The result
- * goes to keys[0].
+ * read and one write (section 4.2). Only the bits in which the job's keys differ count (found by
+ * OR-ing every key with the first). First an unstable counting pass on the top 8 of those bits
+ * groups the keys; where every group holds at most a.rank_group_max keys (uniform-like keys:
+ * about 16 per group for 4096 keys), each key's place in its group is the number of smaller
+ * keys there (equal keys by position), and the job is done in that one pass. Otherwise an LSD
+ * radix sort whose 8-bit windows cover exactly the differing bits, each window a stable pass
+ * ranked per warp (ballots or shared match words, a.local_match). Pairs carry a 16-bit index
+ * and fetch their values from shared memory at the end. The block size is the configuration's
+ * (a launch parameter); KeysPerThread is compiled. The result goes to keys[0].
  */
 template <typename Key, typename Value, typename Policy, int KeysPerThread>
 __global__ void __launch_bounds__(Policy::max_local_threads,
@@ -540,11 +542,16 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
   std::uint32_t* counts = reinterpret_cast<std::uint32_t*>(smem);  // [warps][radix]
   std::uint32_t* match_words = counts + warps * radix;               // [warps][radix]
   Key* tile = reinterpret_cast<Key*>(match_words + warps * radix);
-  std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(tile + capacity);
+  Key* sorted_tile = tile + capacity;
+  const std::size_t index_bytes = (capacity * sizeof(std::uint16_t) + 15) / 16 * 16;
+  std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(sorted_tile + capacity);
+  std::uint16_t* sorted_index = reinterpret_cast<std::uint16_t*>(
+      reinterpret_cast<std::byte*>(index_tile) + index_bytes);
   Value* value_stage = reinterpret_cast<Value*>(
-      reinterpret_cast<std::byte*>(index_tile) + (capacity * sizeof(std::uint16_t) + 15) / 16 * 16);
+      reinterpret_cast<std::byte*>(sorted_index) + index_bytes);
   __shared__ std::uint64_t scratch[Policy::max_local_threads / warp_threads];
   __shared__ std::uint32_t totals[radix];
+  __shared__ std::uint32_t group_size[radix];
   __shared__ std::uint32_t scratch32[Policy::max_local_threads / warp_threads];
 
   const std::uint32_t jobs = a.ws.ctr->jobs[config];
@@ -564,6 +571,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
     Key* dst = a.keys[0] + job.offset;
     Key keys[kpt];
     std::uint32_t index[kpt];  // pairs: where the key's value waits in value_stage
+    std::uint32_t ranks[kpt];  // a key's place among its digit's (or its group's) keys
     const Key first = src[0];
     Key differ = 0;
 #pragma unroll
@@ -584,12 +592,68 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
     differ = static_cast<Key>(block::all_reduce(std::uint64_t{differ}, block::op_or{}, scratch));
     const bool any_pass = differ != 0;
 
+    if (differ != 0) {
+      // Group by the top 8 differing bits (unstable: a shared atomic per key gives its place).
+      constexpr unsigned key_bits = 8 * sizeof(Key);
+      const unsigned top = key_bits - 1 -
+                           static_cast<unsigned>(sizeof(Key) == 8 ? __clzll(static_cast<long long>(differ))
+                                                                  : __clz(static_cast<int>(differ)));
+      const unsigned group_shift = top >= radix_bits - 1 ? top - (radix_bits - 1) : 0;
+      for (unsigned d = threadIdx.x; d < radix; d += blockDim.x) totals[d] = 0;
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+        if (idx < job.size) ranks[i] = atomicAdd(&totals[block::digit_of(keys[i], group_shift)], 1u);
+      }
+      __syncthreads();
+      std::uint32_t largest = 0;
+      for (unsigned d = threadIdx.x; d < radix; d += blockDim.x) {
+        group_size[d] = totals[d];
+        largest = totals[d] > largest ? totals[d] : largest;
+      }
+      largest = block::all_reduce(largest, block::op_max{}, scratch32);
+      if (largest <= a.rank_group_max) {
+        block::exclusive_sum_radix(totals, scratch32);  // totals: first position of each group
+#pragma unroll
+        for (int i = 0; i < kpt; ++i) {
+          const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+          if (idx < job.size) {
+            const std::uint32_t pos = totals[block::digit_of(keys[i], group_shift)] + ranks[i];
+            tile[pos] = keys[i];
+            if constexpr (pairs) index_tile[pos] = static_cast<std::uint16_t>(index[i]);
+          }
+        }
+        __syncthreads();
+        // A key's place in its group: the group's keys smaller than it, and equal ones before it.
+        for (std::uint32_t p = threadIdx.x; p < job.size; p += blockDim.x) {
+          const Key key = tile[p];
+          const std::uint32_t d = block::digit_of(key, group_shift);
+          const std::uint32_t first_in_group = totals[d];
+          const std::uint32_t size = group_size[d];
+          std::uint32_t rank = 0;
+          for (std::uint32_t j = 0; j < size; ++j) {
+            const Key other = tile[first_in_group + j];
+            rank += (other < key || (other == key && first_in_group + j < p)) ? 1u : 0u;
+          }
+          sorted_tile[first_in_group + rank] = key;
+          if constexpr (pairs) sorted_index[first_in_group + rank] = index_tile[p];
+        }
+        __syncthreads();
+        for (std::uint32_t p = threadIdx.x; p < job.size; p += blockDim.x) {
+          dst[p] = sorted_tile[p];
+          if constexpr (pairs) a.values[0][job.offset + p] = value_stage[sorted_index[p]];
+        }
+        __syncthreads();  // the tiles, the stage and the totals are reused by the next job
+        continue;
+      }
+    }
+
     while (differ != 0) {  // one stable pass per 8-bit window, lowest first
       const unsigned shift = static_cast<unsigned>(__ffsll(static_cast<long long>(differ)) - 1);
       // Only this warp touches its counters until the barrier after the ranking.
       for (unsigned e = lane; e < radix; e += warp_threads) warp_counts[e] = 0;
       __syncwarp();
-      std::uint32_t ranks[kpt];
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t d = block::digit_of(keys[i], shift);

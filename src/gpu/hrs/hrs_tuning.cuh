@@ -58,9 +58,10 @@ enum class match_mode : std::uint8_t {
 /**
  * Hopper (sm_90), all key/value sizes. Starting point: the paper's Table 3, scaled to Hopper's
  * 228 KiB of shared memory and 64 K registers per multiprocessor:
- * - key blocks of 16 keys per thread for keys alone, 8 with values, 256 threads (4096 keys;
- *   the paper: 6912 32-bit / 3456 64-bit keys): small thread blocks, so that several per SM
- *   overlap one block's latency (atomics, barriers) with another's memory traffic;
+ * - key blocks of 16 keys per thread, 512 threads (8192 keys; 256 threads when key and value
+ *   take more than 8 bytes, for shared memory; the paper: 6912 32-bit / 3456 64-bit keys):
+ *   each block writes runs of 32 keys per sub-bucket on average (H100, 2^28 uniform u32 keys:
+ *   scatter 1.15 ms a round at 8192 keys per block, 1.63 at 4096, 2.32 at 2048);
  * - local sorts of up to 9216 keys (the paper: 9216 32-bit, 4224 64-bit keys): 2^28 uniform
  *   64-bit keys leave buckets of about 4096 keys after two passes, which the paper's 4224
  *   would send through a third pass whenever one bucket drew a little more;
@@ -70,7 +71,7 @@ template <int KeyBytes, int ValueBytes>
 struct sm90_policy {
   static constexpr int min_compute_capability = 90;
   static constexpr int max_counting_threads = 512;
-  static constexpr counting_policy counting{256, ValueBytes == 0 ? 16 : 8};
+  static constexpr counting_policy counting{KeyBytes + ValueBytes <= 8 ? 512 : 256, 16};
   /// The two compiled local-sort kernels: keys per thread.
   static constexpr int small_keys_per_thread = 9;
   static constexpr int large_keys_per_thread = 18;
@@ -82,6 +83,10 @@ struct sm90_policy {
       static_cast<int>(sizeof(local_configs) / sizeof(local_configs[0]));
   static_assert(local_config_count <= max_local_configs);
   static constexpr match_mode local_match = match_mode::atomic_or;
+  /// A local sort whose keys, grouped by their top 8 differing bits, leave no group larger than
+  /// this ranks each key by counting the smaller keys of its group (a comparison per group
+  /// member) instead of one LSD pass per further 8 bits.
+  static constexpr std::uint32_t rank_group_max = KeyBytes == 4 ? 32 : 64;
   /// Sub-buckets are merged into one local sort while their total stays under this (the
   /// paper's lower threshold, section 4.2).
   static constexpr std::uint32_t merge_threshold = 1152;
@@ -129,6 +134,8 @@ struct tuning {
   std::uint32_t skew_divisor = 0;
   /// The local sort's warp matching (0: the policy's).
   match_mode local_match = static_cast<match_mode>(0);
+  /// See sm90_policy::rank_group_max (0: the policy's); 1 always takes the LSD passes.
+  std::uint32_t rank_group_max = 0;
   /// Local configurations (ascending capacities, keys per thread one of the two compiled);
   /// count 0: the policy's.
   int local_config_count = 0;
