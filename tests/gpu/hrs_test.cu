@@ -33,6 +33,19 @@ std::uint64_t max_keys() {
   return std::uint64_t{1} << 30;
 }
 
+/// GPUSORT_HRS_TEST_GROUP_BITS: the local sort's grouping bits for every sort (0: the policy's).
+std::uint32_t group_bits() {
+  if (const char* env = std::getenv("GPUSORT_HRS_TEST_GROUP_BITS"); env != nullptr && *env != '\0')
+    return static_cast<std::uint32_t>(std::strtoul(env, nullptr, 0));
+  return 0;
+}
+
+/// `t` with the grouping bits of the environment.
+gpu::hrs::tuning with_env(gpu::hrs::tuning t) {
+  t.group_bits = group_bits();
+  return t;
+}
+
 std::vector<key_distribution> all_distributions() {
   std::vector<key_distribution> d{{key_dist::uniform, 1}};
   for (unsigned q = 2; q <= 5; ++q) d.push_back({key_dist::and_words, q});
@@ -84,8 +97,9 @@ class hrs_test : public gpu_test {
   }
 
   /// Sorts n keys of `dist` with HRS and CUB; expects equal results and no overflow.
-  void check(std::uint64_t n, const key_distribution& dist, const gpu::hrs::tuning& tuning = {}) {
+  void check(std::uint64_t n, const key_distribution& dist, gpu::hrs::tuning tuning = {}) {
     if (n > max_keys()) return;
+    tuning = with_env(tuning);
     const std::uint64_t seed = base_seed() ^ (n * 0x9e3779b97f4a7c15ull) ^ (dist.and_words << 8) ^
                                static_cast<std::uint64_t>(dist.what);
     SCOPED_TRACE("u" + std::to_string(8 * sizeof(Key)) + " n=" + std::to_string(n) + " " +
@@ -246,8 +260,9 @@ class hrs_pairs_test : public gpu_test {
   }
 
   /// Sorts n pairs (keys of `dist`, values = index) with HRS and CUB and compares on the host.
-  void check(std::uint64_t n, const key_distribution& dist, const gpu::hrs::tuning& tuning = {}) {
+  void check(std::uint64_t n, const key_distribution& dist, gpu::hrs::tuning tuning = {}) {
     if (n > max_keys()) return;
+    tuning = with_env(tuning);
     const std::uint64_t seed = base_seed() ^ (n * 0x9e3779b97f4a7c15ull) ^ (dist.and_words << 8) ^
                                static_cast<std::uint64_t>(dist.what);
     SCOPED_TRACE("u" + std::to_string(8 * sizeof(Key)) + "+u" + std::to_string(8 * sizeof(Value)) +

@@ -108,16 +108,16 @@ __device__ __forceinline__ T exclusive_scan(T x, Op op, T identity, T* scratch, 
 }
 
 /**
- * In-place exclusive prefix sum of the radix counters a[0..radix) in shared memory, for any
- * block size: each thread takes a run of consecutive counters. Returns the sum to all threads.
+ * In-place exclusive prefix sum of the counters a[0..count) in shared memory, for any block
+ * size: each thread takes a run of consecutive counters. Returns the sum to all threads.
  * `scratch` holds one T per warp. Every thread calls it; the caller synchronizes before (the
  * counters are complete) and this synchronizes after (the prefixes are visible).
  */
 template <typename T>
-__device__ __forceinline__ T exclusive_sum_radix(T* a, T* scratch) {
-  const unsigned per = (radix + blockDim.x - 1) / blockDim.x;
-  const unsigned begin = threadIdx.x * per < radix ? threadIdx.x * per : radix;
-  const unsigned end = begin + per < radix ? begin + per : radix;
+__device__ __forceinline__ T exclusive_sum(T* a, unsigned count, T* scratch) {
+  const unsigned per = (count + blockDim.x - 1) / blockDim.x;
+  const unsigned begin = threadIdx.x * per < count ? threadIdx.x * per : count;
+  const unsigned end = begin + per < count ? begin + per : count;
   T sum = 0;
   for (unsigned i = begin; i < end; ++i) sum += a[i];
   T total = 0;
@@ -129,6 +129,12 @@ __device__ __forceinline__ T exclusive_sum_radix(T* a, T* scratch) {
   }
   __syncthreads();
   return total;
+}
+
+/// exclusive_sum over the radix counters a[0..radix).
+template <typename T>
+__device__ __forceinline__ T exclusive_sum_radix(T* a, T* scratch) {
+  return exclusive_sum(a, radix, scratch);
 }
 
 /// Compare-exchange of two registers (ascending).

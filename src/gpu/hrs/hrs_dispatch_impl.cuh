@@ -72,6 +72,10 @@ tuning resolve_with(const tuning& requested) {
   if (t.skew_divisor == 0) t.skew_divisor = Policy::skew_divisor;
   if (t.local_match == static_cast<match_mode>(0)) t.local_match = Policy::local_match;
   if (t.rank_group_max == 0) t.rank_group_max = Policy::rank_group_max;
+  if (t.group_bits == 0) t.group_bits = Policy::group_bits;
+  GPUSORT_EXPECTS(t.group_bits >= radix_bits && t.group_bits <= max_group_bits,
+                  "HRS: the local sort groups by 8 to " + std::to_string(max_group_bits) +
+                      " bits, not " + std::to_string(t.group_bits));
   GPUSORT_EXPECTS(t.local_threshold <= largest,
                   "HRS: local threshold " + std::to_string(t.local_threshold) +
                       " is above the largest local sort (" + std::to_string(largest) + " keys)");
@@ -124,6 +128,21 @@ device_shapes prepare(int device, const tuning& requested) {
     for (int c = 0; c < t.local_config_count; ++c) s.local_configs[c] = t.local_configs[c];
     const int sms = s.multiprocessors;
     const int threads = static_cast<int>(t.counting_threads);
+    int smem_limit = 0;
+    GPUSORT_CUDA_TRY(
+        cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    auto check_smem = [&](std::size_t bytes, const std::string& what) {
+      GPUSORT_EXPECTS(bytes <= static_cast<std::size_t>(smem_limit),
+                      "HRS: " + what + " needs " + std::to_string(bytes) +
+                          " bytes of shared memory, a block may have " +
+                          std::to_string(smem_limit));
+    };
+    check_smem(scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread),
+               "the scatter");
+    for (int c = 0; c < t.local_config_count; ++c)
+      check_smem(local_smem_bytes<Key, Value>(t.local_configs[c].block_threads,
+                                              t.local_configs[c].keys_per_thread),
+                 "local configuration " + std::to_string(c));
     s.histogram_grid = detail::fill_grid(histogram_kernel<Key, Value, P>, threads, 0, sms);
     s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P>, radix, 0, sms);
     const std::size_t scatter_smem =
@@ -206,6 +225,7 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
     a.skew_divisor = t.skew_divisor;
     a.local_match = t.local_match;
     a.rank_group_max = t.rank_group_max;
+    a.group_bits = t.group_bits;
     a.config_count = lp.config_count;
     auto clamp32 = [](std::uint64_t v) {
       return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, ~std::uint32_t{0}));
@@ -274,7 +294,7 @@ std::string describe(const tuning& requested, int cc) {
        << t.local_config_count << " configurations ("
        << (t.local_match == match_mode::ballot ? "ballot" : "atomic-or") << " match), thresholds "
        << t.local_threshold << "/" << t.merge_threshold << ", skew 1/" << t.skew_divisor
-       << ", rank groups <= " << t.rank_group_max
+       << ", rank groups <= " << t.rank_group_max << " of " << t.group_bits << " bits"
        << ", sm_" << P::min_compute_capability << " policy";
   });
   return os.str();

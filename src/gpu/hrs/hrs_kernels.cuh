@@ -519,10 +519,11 @@ constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
 /**
  * Sorts each job of local configuration `config` in one thread block, in shared memory, in one
  * read and one write (section 4.2). Only the bits in which the job's keys differ count (found by
- * OR-ing every key with the first). First an unstable counting pass on the top 8 of those bits
- * groups the keys; where every group holds at most a.rank_group_max keys (uniform-like keys:
- * about 16 per group for 4096 keys), each key's place in its group is the number of smaller
- * keys there (equal keys by position), and the job is done in that one pass. Otherwise an LSD
+ * OR-ing every key with the first). First an unstable counting pass on the top a.group_bits
+ * of those bits groups the keys; where every group holds at most a.rank_group_max keys
+ * (uniform-like keys: about 16 per group for 4096 keys and 8 bits), each key's place in its
+ * group is the number of smaller keys there (equal keys by position), and the job is done in
+ * that one pass. Otherwise an LSD
  * radix sort whose 8-bit windows cover exactly the differing bits, each window a stable pass
  * ranked per warp (ballots or shared match words, a.local_match). Pairs carry a 16-bit index
  * and fetch their values from shared memory at the end. The block size is the configuration's
@@ -551,7 +552,6 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
       reinterpret_cast<std::byte*>(sorted_index) + index_bytes);
   __shared__ std::uint64_t scratch[Policy::max_local_threads / warp_threads];
   __shared__ std::uint32_t totals[radix];
-  __shared__ std::uint32_t group_size[radix];
   __shared__ std::uint32_t scratch32[Policy::max_local_threads / warp_threads];
 
   const std::uint32_t jobs = a.ws.ctr->jobs[config];
@@ -593,33 +593,39 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
     const bool any_pass = differ != 0;
 
     if (differ != 0) {
-      // Group by the top 8 differing bits (unstable: a shared atomic per key gives its place).
+      // Group by the top differing bits (unstable: a shared atomic per key gives its place in
+      // its group), counters in the space of the LSD counters and match words.
       constexpr unsigned key_bits = 8 * sizeof(Key);
       const unsigned top = key_bits - 1 -
                            static_cast<unsigned>(sizeof(Key) == 8 ? __clzll(static_cast<long long>(differ))
                                                                   : __clz(static_cast<int>(differ)));
-      const unsigned group_shift = top >= radix_bits - 1 ? top - (radix_bits - 1) : 0;
-      for (unsigned d = threadIdx.x; d < radix; d += blockDim.x) totals[d] = 0;
+      const unsigned room_bits = 31u - __clz(static_cast<int>(2 * warps * radix - 1));
+      const unsigned bits = min(a.group_bits, room_bits);
+      const std::uint32_t groups = 1u << bits;
+      const unsigned group_shift = top + 1 >= bits ? top + 1 - bits : 0;
+      std::uint32_t* group_first = counts;  // [groups + 1]: counts, then first positions
+      auto group_of = [&](Key key) {
+        return static_cast<std::uint32_t>(key >> group_shift) & (groups - 1);
+      };
+      for (unsigned g = threadIdx.x; g <= groups; g += blockDim.x) group_first[g] = 0;
       __syncthreads();
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
-        if (idx < job.size) ranks[i] = atomicAdd(&totals[block::digit_of(keys[i], group_shift)], 1u);
+        if (idx < job.size) ranks[i] = atomicAdd(&group_first[group_of(keys[i])], 1u);
       }
       __syncthreads();
       std::uint32_t largest = 0;
-      for (unsigned d = threadIdx.x; d < radix; d += blockDim.x) {
-        group_size[d] = totals[d];
-        largest = totals[d] > largest ? totals[d] : largest;
-      }
+      for (unsigned g = threadIdx.x; g < groups; g += blockDim.x)
+        largest = group_first[g] > largest ? group_first[g] : largest;
       largest = block::all_reduce(largest, block::op_max{}, scratch32);
       if (largest <= a.rank_group_max) {
-        block::exclusive_sum_radix(totals, scratch32);  // totals: first position of each group
+        block::exclusive_sum(group_first, groups + 1, scratch32);  // [groups] = job.size
 #pragma unroll
         for (int i = 0; i < kpt; ++i) {
           const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
           if (idx < job.size) {
-            const std::uint32_t pos = totals[block::digit_of(keys[i], group_shift)] + ranks[i];
+            const std::uint32_t pos = group_first[group_of(keys[i])] + ranks[i];
             tile[pos] = keys[i];
             if constexpr (pairs) index_tile[pos] = static_cast<std::uint16_t>(index[i]);
           }
@@ -628,13 +634,13 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
         // A key's place in its group: the group's keys smaller than it, and equal ones before it.
         for (std::uint32_t p = threadIdx.x; p < job.size; p += blockDim.x) {
           const Key key = tile[p];
-          const std::uint32_t d = block::digit_of(key, group_shift);
-          const std::uint32_t first_in_group = totals[d];
-          const std::uint32_t size = group_size[d];
+          const std::uint32_t g = group_of(key);
+          const std::uint32_t first_in_group = group_first[g];
+          const std::uint32_t end_of_group = group_first[g + 1];
           std::uint32_t rank = 0;
-          for (std::uint32_t j = 0; j < size; ++j) {
-            const Key other = tile[first_in_group + j];
-            rank += (other < key || (other == key && first_in_group + j < p)) ? 1u : 0u;
+          for (std::uint32_t j = first_in_group; j < end_of_group; ++j) {
+            const Key other = tile[j];
+            rank += (other < key || (other == key && j < p)) ? 1u : 0u;
           }
           sorted_tile[first_in_group + rank] = key;
           if constexpr (pairs) sorted_index[first_in_group + rank] = index_tile[p];
@@ -644,9 +650,12 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
           dst[p] = sorted_tile[p];
           if constexpr (pairs) a.values[0][job.offset + p] = value_stage[sorted_index[p]];
         }
-        __syncthreads();  // the tiles, the stage and the totals are reused by the next job
+        __syncthreads();  // the tiles, the stage and the counters are reused by the next job
         continue;
       }
+      // Skewed: the LSD passes below; their match words must be zero again.
+      for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
+      __syncthreads();
     }
 
     while (differ != 0) {  // one stable pass per 8-bit window, lowest first

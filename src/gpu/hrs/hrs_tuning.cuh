@@ -46,6 +46,9 @@ struct local_config {
   }
 };
 
+/// The local sort's grouping pass takes at most this many bits (4096 counters).
+inline constexpr std::uint32_t max_group_bits = 12;
+
 /// The most local-sort configurations a policy may list.
 inline constexpr int max_local_configs = 12;
 
@@ -79,14 +82,20 @@ struct sm90_policy {
   static constexpr local_config local_configs[] = {
       {64, 9},  {128, 9}, {192, 9}, {256, 9}, {320, 9}, {384, 9},
       {448, 9}, {512, 9}, {384, 18}, {512, 18}};
+  /// 64-bit keys with a payload leave out 512x18: its tiles take more than the 227 KiB of
+  /// shared memory a block may have (their local threshold is 6912 keys).
   static constexpr int local_config_count =
-      static_cast<int>(sizeof(local_configs) / sizeof(local_configs[0]));
+      static_cast<int>(sizeof(local_configs) / sizeof(local_configs[0])) -
+      (KeyBytes == 8 && ValueBytes != 0 ? 1 : 0);
   static_assert(local_config_count <= max_local_configs);
   static constexpr match_mode local_match = match_mode::atomic_or;
   /// A local sort whose keys, grouped by their top 8 differing bits, leave no group larger than
   /// this ranks each key by counting the smaller keys of its group (a comparison per group
   /// member) instead of one LSD pass per further 8 bits.
   static constexpr std::uint32_t rank_group_max = KeyBytes == 4 ? 32 : 64;
+  /// Bits of the local sort's grouping pass (8 to 12; fewer where a block's counter space is
+  /// smaller): more bits, smaller groups to rank.
+  static constexpr std::uint32_t group_bits = 8;
   /// Sub-buckets are merged into one local sort while their total stays under this (the
   /// paper's lower threshold, section 4.2).
   static constexpr std::uint32_t merge_threshold = 1152;
@@ -136,6 +145,8 @@ struct tuning {
   match_mode local_match = static_cast<match_mode>(0);
   /// See sm90_policy::rank_group_max (0: the policy's); 1 always takes the LSD passes.
   std::uint32_t rank_group_max = 0;
+  /// See sm90_policy::group_bits (0: the policy's).
+  std::uint32_t group_bits = 0;
   /// Local configurations (ascending capacities, keys per thread one of the two compiled);
   /// count 0: the policy's.
   int local_config_count = 0;

@@ -9,7 +9,8 @@
 #   variants). variants: uniform keys of every type with each option set of VARIANTS (';'
 #   between sets) into variants.csv, one '# variant' line before each.
 #   BENCH_ARGS adds options to both benchmark runs (e.g. --local-threshold 4608); TESTS,
-#   TEST_TIMEOUT, SAN_TIMEOUT, BENCH_TIMEOUT (seconds) bound the stages.
+#   TEST_TIMEOUT, SAN_TIMEOUT, BENCH_TIMEOUT (seconds) bound the stages; GROUP_BITS_RUNS runs
+#   the tests once per value of GPUSORT_HRS_TEST_GROUP_BITS (default: 0, the policy's).
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/bin
@@ -29,11 +30,13 @@ if want tests; then
   say tests
   for t in ${TESTS:-hrs_test run_former_test}; do
     [ -x "$bin/$t" ] || continue
-    echo "### $t"
-    timeout "${TEST_TIMEOUT:-110}" "$bin/$t" --gtest_color=no 2>&1 |
+    for gb in ${GROUP_BITS_RUNS:-0}; do
+    echo "### $t (GPUSORT_HRS_TEST_GROUP_BITS=$gb)"
+    GPUSORT_HRS_TEST_GROUP_BITS=$gb timeout "${TEST_TIMEOUT:-110}" "$bin/$t" --gtest_color=no 2>&1 |
       grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error|Expected|Which is|first diff|workspace for|Trace|u32 n=|u64 n=|  Actual' |
       head -80
     echo "exit: $?"
+    done
   done > "$out/tests.log" 2>&1
   tail -n 30 "$out/tests.log"
 fi
