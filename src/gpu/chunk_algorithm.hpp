@@ -35,11 +35,15 @@ struct hrs_crossover {
 /// A crossover HRS never reaches: Onesweep for every chunk.
 inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 
-/// Until the size sweep of gpusort-bench-hrs (tools/bench/hrs/device_hrs.sh sweep) shows HRS
-/// ahead of Onesweep, every shape stays on Onesweep.
+/// Measured with gpusort-bench-hrs on the H100 machine (tools/bench/results/2026-11-25-h100-hrs,
+/// uniform keys, HRS time / CUB time): 64-bit keys 1.82 at 2^16, 1.10 at 2^20, 0.82 at 2^22,
+/// 0.52 at 2^26, 0.56 at 2^28: HRS from 2^22 on. 32-bit keys: 1.37 at 2^22, 0.94 at 2^26 but
+/// 1.03 at 2^28: never. Pairs: not measured with the last HRS (auto gives records with a
+/// payload to Onesweep anyway). Skewed keys (AND of 2..5 words) ran 1.17-1.56x slower with HRS
+/// at 2^28, all-equal keys 17x faster: auto decides on size alone.
 inline constexpr hrs_crossover hrs_crossovers[] = {
-    {4, 0, hrs_never}, {8, 0, hrs_never}, {4, 4, hrs_never},
-    {4, 8, hrs_never}, {8, 4, hrs_never}, {8, 8, hrs_never},
+    {4, 0, hrs_never}, {8, 0, std::uint64_t{1} << 22}, {4, 4, hrs_never},
+    {4, 8, hrs_never}, {8, 4, hrs_never},               {8, 8, hrs_never},
 };
 
 /// The sorter `automatic` gives a chunk of `records` records: HRS from its crossover on,
