@@ -12,9 +12,16 @@ namespace gpusort {
 
 /// Which run sorter forms the sorted runs.
 enum class algorithm : std::uint8_t {
-  automatic,  ///< the GPU (CUB Onesweep) when a device is used, else the CPU radix sort
-  onesweep,   ///< CUB DeviceRadixSort on the GPU
-  cpu,        ///< parallel radix sort on the host
+  /// The GPU when a device is used, else the CPU radix sort. On the GPU, each chunk of records
+  /// that are their own key goes to the hybrid radix sort or CUB Onesweep, whichever measured
+  /// faster for its size; records with a payload go to Onesweep, which keeps equal keys in
+  /// input order.
+  automatic,
+  onesweep,  ///< CUB DeviceRadixSort (Onesweep) on the GPU
+  /// The hybrid radix sort on the GPU (records the GPU sorts directly; others go to Onesweep as
+  /// (key, index) items). Equal keys of records with a payload come out in no particular order.
+  hrs,
+  cpu,  ///< parallel radix sort on the host
 };
 
 /// Where runs of several GPU chunks become one sorted output.

@@ -116,7 +116,10 @@ std::vector<option_group> option_groups() {
        "device ids, comma-separated (only the first listed is used until gpusort sorts on "
        "several GPUs)")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
-       "run sorter: auto (default), onesweep (CUB on the GPU), cpu (host radix sort)")
+       "run sorter: auto (default: the GPU when present, there the faster of hrs and "
+       "onesweep by chunk size where equal keys cannot be told apart, else onesweep), hrs "
+       "(hybrid radix sort on the GPU; equal keys of records with a payload in no particular "
+       "order), onesweep (CUB on the GPU), cpu (host radix sort)")
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),
        "device memory budget, e.g. 4G (default: most of the free memory)")
       ("merge-on", po::value<std::string>()->value_name("WHERE"),
@@ -198,8 +201,9 @@ device_selection parse_devices(const std::string& text) {
 algorithm parse_algorithm(const std::string& text) {
   if (text == "auto") return algorithm::automatic;
   if (text == "onesweep") return algorithm::onesweep;
+  if (text == "hrs") return algorithm::hrs;
   if (text == "cpu") return algorithm::cpu;
-  throw_error("unknown --algorithm '" + text + "' (expected auto, onesweep or cpu)");
+  throw_error("unknown --algorithm '" + text + "' (expected auto, hrs, onesweep or cpu)");
 }
 
 merge_location parse_merge_location(const std::string& text) {
@@ -387,9 +391,10 @@ request parse_command_line(int argc, const char* const* argv) {
                                                   1, std::numeric_limits<unsigned>::max()));
   if (vm.count("devices")) o.devices = parse_devices(vm["devices"].as<std::string>());
   if (vm.count("algorithm")) o.algo = parse_algorithm(vm["algorithm"].as<std::string>());
-  GPUSORT_EXPECTS(!(o.algo == algorithm::onesweep && o.devices.how == device_selection::mode::none),
-                  "--algorithm onesweep sorts on a GPU, --devices none forbids one: drop one "
-                  "of the two");
+  GPUSORT_EXPECTS(!((o.algo == algorithm::onesweep || o.algo == algorithm::hrs) &&
+                    o.devices.how == device_selection::mode::none),
+                  std::string("--algorithm ") + (o.algo == algorithm::hrs ? "hrs" : "onesweep") +
+                      " sorts on a GPU, --devices none forbids one: drop one of the two");
   if (vm.count("gpu-memory"))
     o.gpu_memory_bytes = parse_size(vm["gpu-memory"].as<std::string>(), 0, "--gpu-memory");
   if (vm.count("merge-on")) o.merge = parse_merge_location(vm["merge-on"].as<std::string>());

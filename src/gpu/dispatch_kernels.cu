@@ -1,4 +1,4 @@
-// Launches of the record kernels (key transform, split, merge) with the sm_90 policies, and
+// Launches of the record kernels (key transform, split, join) with the sm_90 policies, and
 // their explicit instantiations for 32/64-bit keys and 32/64-bit payloads.
 #include <algorithm>
 #include <sstream>
@@ -49,13 +49,13 @@ void split_records(const std::byte* d_records, Word* d_keys, Value* d_values, st
 }
 
 template <typename Word, typename Value>
-void merge_records(const Word* d_keys, const Value* d_values, std::byte* d_records,
-                   std::uint64_t n, record_layout layout,
-                   const gpusort::detail::key_codec<Word>& codec, cudaStream_t stream) {
+void join_records(const Word* d_keys, const Value* d_values, std::byte* d_records,
+                  std::uint64_t n, record_layout layout,
+                  const gpusort::detail::key_codec<Word>& codec, cudaStream_t stream) {
   if (n == 0) return;
   constexpr kernel_policy p = policies::records;
   const unsigned grid = grid_for((n + p.tile_items() - 1) / p.tile_items());
-  merge_records_kernel<Word, Value, p.block_threads, p.items_per_thread>
+  join_records_kernel<Word, Value, p.block_threads, p.items_per_thread>
       <<<grid, p.block_threads, 0, stream>>>(d_keys, d_values, d_records, n, layout, codec);
   GPUSORT_CUDA_CHECK_LAUNCH();
 }
@@ -77,9 +77,9 @@ template void transform_keys<std::uint64_t>(std::uint64_t*, std::uint64_t,
   template void split_records<WORD, VALUE>(const std::byte*, WORD*, VALUE*, std::uint64_t,       \
                                            record_layout,                                        \
                                            const gpusort::detail::key_codec<WORD>&, cudaStream_t); \
-  template void merge_records<WORD, VALUE>(const WORD*, const VALUE*, std::byte*, std::uint64_t, \
-                                           record_layout,                                        \
-                                           const gpusort::detail::key_codec<WORD>&, cudaStream_t);
+  template void join_records<WORD, VALUE>(const WORD*, const VALUE*, std::byte*, std::uint64_t,  \
+                                          record_layout,                                         \
+                                          const gpusort::detail::key_codec<WORD>&, cudaStream_t);
 GPUSORT_INSTANTIATE_RECORDS(std::uint32_t, std::uint32_t)
 GPUSORT_INSTANTIATE_RECORDS(std::uint32_t, std::uint64_t)
 GPUSORT_INSTANTIATE_RECORDS(std::uint64_t, std::uint32_t)

@@ -1,12 +1,12 @@
-// Definitions of the CUB DeviceRadixSort (Onesweep) wrappers declared in dispatch.cuh; included
-// only by the onesweep_*.cu files, which instantiate them (split so that the heavy CUB
+// Definitions of the CUB DeviceRadixSort (Onesweep) wrappers declared in onesweep_dispatch.cuh;
+// included only by the onesweep_*.cu files, which instantiate them (split so that the heavy CUB
 // instantiations compile in parallel).
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include "gpu/cuda_check.cuh"
-#include "gpu/dispatch.cuh"
+#include "gpu/onesweep_dispatch.cuh"
 
 namespace gpusort::gpu::detail {
 

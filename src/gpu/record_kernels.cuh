@@ -1,5 +1,5 @@
 // Thin __global__ kernels around the sort: in-place key normalization for key-only records, and
-// the split (AoS records -> normalized keys + packed payload) and merge (back) of key+payload
+// the split (AoS records -> normalized keys + packed payload) and join (back) of key+payload
 // records. Template parameters are the launch shape (tuning.cuh); launched only from
 // dispatch_kernels.cu.
 #pragma once
@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpu/block_tile.cuh"
 #include "gpu/record_layout.cuh"
 #include "gpusort/detail/host_device.hpp"
 #include "gpusort/detail/key_codec.hpp"
@@ -111,36 +112,6 @@ __global__ void __launch_bounds__(BlockThreads)
   }
 }
 
-/// Shared-memory tile of whole records: TileItems records of at most 16 bytes, 16-byte aligned.
-template <int TileItems>
-struct record_tile {
-  uint4 vectors[TileItems];
-};
-
-/// Copies `bytes` from global to shared memory: 16-byte vectors, then the odd tail bytes.
-/// `src` must be 16-byte aligned.
-template <int BlockThreads>
-__device__ __forceinline__ void load_tile(uint4* smem, const std::byte* src, std::uint32_t bytes) {
-  const std::uint32_t vectors = bytes / 16;
-  const auto* src_v = reinterpret_cast<const uint4*>(src);
-  for (std::uint32_t i = threadIdx.x; i < vectors; i += BlockThreads) smem[i] = src_v[i];
-  auto* smem_b = reinterpret_cast<unsigned char*>(smem);
-  const auto* src_b = reinterpret_cast<const unsigned char*>(src);
-  for (std::uint32_t i = vectors * 16 + threadIdx.x; i < bytes; i += BlockThreads)
-    smem_b[i] = src_b[i];
-}
-
-template <int BlockThreads>
-__device__ __forceinline__ void store_tile(std::byte* dst, const uint4* smem, std::uint32_t bytes) {
-  const std::uint32_t vectors = bytes / 16;
-  auto* dst_v = reinterpret_cast<uint4*>(dst);
-  for (std::uint32_t i = threadIdx.x; i < vectors; i += BlockThreads) dst_v[i] = smem[i];
-  const auto* smem_b = reinterpret_cast<const unsigned char*>(smem);
-  auto* dst_b = reinterpret_cast<unsigned char*>(dst);
-  for (std::uint32_t i = vectors * 16 + threadIdx.x; i < bytes; i += BlockThreads)
-    dst_b[i] = smem_b[i];
-}
-
 /**
  * Splits `n` AoS records into normalized keys and packed payloads (the record's other bytes in
  * order, little-endian, zero-extended to Value). Tiles of records are staged through shared
@@ -179,7 +150,7 @@ __global__ void __launch_bounds__(BlockThreads)
 /// Inverse of split_records_kernel: denormalizes keys and reassembles AoS records.
 template <typename Word, typename Value, int BlockThreads, int ItemsPerThread>
 __global__ void __launch_bounds__(BlockThreads)
-    merge_records_kernel(const Word* __restrict__ keys, const Value* __restrict__ values,
+    join_records_kernel(const Word* __restrict__ keys, const Value* __restrict__ values,
                          std::byte* __restrict__ records, std::uint64_t n, record_layout layout,
                          gpusort::detail::key_codec<Word> codec) {
   constexpr std::uint32_t tile_items = BlockThreads * ItemsPerThread;

@@ -1,8 +1,9 @@
-// GPU run formation: chunks stream in over PCIe, are sorted by CUB Onesweep and stream back as
-// sorted runs, with three device slots and in-place replacement (Stehle & Jacobsen 2017, §5).
+// GPU run formation: chunks stream in over PCIe, are sorted by a chunk_sorter (CUB Onesweep or
+// the hybrid radix sort) and stream back as sorted runs, with three device slots and in-place
+// replacement (Stehle & Jacobsen 2017, §5).
 //
 // Synchronization, in one place (R_i: slot holding run i; D_i: slot chunk i is copied into;
-// F_i: the slot sort i leaves free; D_i = R_{i-2}, and sort i uses F_{i-1} as CUB's alternate):
+// F_i: the slot sort i leaves free; D_i = R_{i-2}, and sort i uses F_{i-1} as its aux slot):
 //   h2d stream:     chunk pieces in order. A piece writing slot bytes [a, b) of D_i (i >= 2)
 //                   first waits on the D2H piece of run i-2 that covers byte b-1; the D2H stream
 //                   is in order, so that one event implies every earlier byte has left too.
@@ -33,10 +34,10 @@
 
 #include "core/parse_size.hpp"
 #include "core/trace.hpp"
+#include "gpu/chunk_sorter.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_memory.cuh"
 #include "gpu/dispatch.cuh"
-#include "gpusort/detail/key_codec.hpp"
 
 namespace gpusort::gpu {
 namespace {
@@ -48,52 +49,18 @@ constexpr std::size_t default_piece_bytes = std::size_t{64} << 20;
 constexpr std::size_t d2h_window = 8;
 /// How often the worker polls events while device work is outstanding.
 constexpr auto poll_interval = std::chrono::microseconds(100);
-constexpr std::uint64_t slot_alignment = 256;
-
-std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
-
-/// What a chunk of records occupies on the device.
-struct record_shape {
-  std::uint32_t record_size = 0;
-  std::uint32_t key_size = 0;
-  std::uint32_t value_size = 0;  ///< packed payload word: 0 (key-only), 4 or 8
-
-  explicit record_shape(const record_format& f)
-      : record_size(f.record_size),
-        key_size(f.key_size),
-        value_size(f.key_only() ? 0 : (f.record_size - f.key_size <= 4 ? 4 : 8)) {}
-
-  [[nodiscard]] std::uint64_t values_offset(std::uint64_t n) const {
-    return align_up(n * key_size, slot_alignment);
-  }
-  [[nodiscard]] std::uint64_t slot_bytes(std::uint64_t n) const {
-    if (value_size == 0) return align_up(n * key_size, slot_alignment);
-    // A slot holds the AoS chunk, or the normalized keys followed by the packed payloads.
-    return align_up(std::max<std::uint64_t>(n * record_size, values_offset(n) + n * value_size),
-                    slot_alignment);
-  }
-  [[nodiscard]] std::size_t cub_temp_bytes(std::uint64_t n) const {
-    const auto items = static_cast<std::uint32_t>(n);
-    const bool word32 = key_size == 4;
-    if (value_size == 0)
-      return word32 ? detail::onesweep_keys_temp_bytes<std::uint32_t>(items)
-                    : detail::onesweep_keys_temp_bytes<std::uint64_t>(items);
-    if (word32)
-      return value_size == 4
-                 ? detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint32_t>(items)
-                 : detail::onesweep_pairs_temp_bytes<std::uint32_t, std::uint64_t>(items);
-    return value_size == 4 ? detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint32_t>(items)
-                           : detail::onesweep_pairs_temp_bytes<std::uint64_t, std::uint64_t>(items);
-  }
-};
-
 }  // namespace
 
 chunk_plan plan_chunks(const run_former_config& config, const device_info& info) {
-  GPUSORT_EXPECTS(supports_format(config.format),
-                  "GPU run former: unsupported record format: " + gpusort::describe(config.format));
+  const std::unique_ptr<chunk_sorter> sorter =
+      make_chunk_sorter(config.algorithm, config.format, config.descending);
+  return plan_chunks(config, info, *sorter);
+}
+
+chunk_plan plan_chunks(const run_former_config& config, const device_info& info,
+                       const chunk_sorter& sorter) {
   const record_shape shape(config.format);
-  device_guard guard(config.device);  // CUB's workspace queries read the current device
+  device_guard guard(config.device);  // the workspace queries read the current device
   chunk_plan plan;
   if (config.memory_budget != 0) {
     plan.budget_bytes = config.memory_budget;
@@ -104,24 +71,24 @@ chunk_plan plan_chunks(const run_former_config& config, const device_info& info)
     plan.budget_bytes = info.free_bytes > margin ? info.free_bytes - margin : 0;
   }
   const std::uint64_t budget = plan.budget_bytes;
-  std::uint64_t cap = detail::max_sort_items;
+  std::uint64_t cap = sorter.max_records();
   if (config.max_chunk_records != 0) cap = std::min(cap, config.max_chunk_records);
   const std::uint64_t per_record =
-      std::max<std::uint64_t>(shape.slot_bytes(1 << 20) >> 20, 1);  // 3 slots cost 3x this
+      std::max<std::uint64_t>(sorter.slot_bytes(1 << 20) >> 20, 1);  // 3 slots cost 3x this
   std::uint64_t n = std::min(cap, budget / (3 * per_record));
-  // CUB's workspace grows with n: shrink until slots and workspace fit together.
+  // The workspace grows with n: shrink until slots and workspace fit together.
   for (int iteration = 0; n > 0; ++iteration) {
-    const std::size_t temp = shape.cub_temp_bytes(n);
-    if (3 * shape.slot_bytes(n) + temp <= budget) break;
+    const std::uint64_t workspace = sorter.workspace_bytes(n);
+    if (3 * sorter.slot_bytes(n) + workspace <= budget) break;
     const std::uint64_t left =
-        budget > temp + 3 * slot_alignment ? budget - temp - 3 * slot_alignment : 0;
+        budget > workspace + 3 * slot_alignment ? budget - workspace - 3 * slot_alignment : 0;
     const std::uint64_t fit = left / (3 * per_record);
     n = iteration < 8 ? std::min(n - 1, fit) : n - 1 - n / 64;
   }
   plan.chunk_records = n;
   if (n == 0) return plan;
-  plan.slot_bytes = shape.slot_bytes(n);
-  plan.temp_bytes = shape.cub_temp_bytes(n);
+  plan.slot_bytes = sorter.slot_bytes(n);
+  plan.workspace_bytes = sorter.workspace_bytes(n);
   const std::size_t piece_bytes =
       config.piece_bytes != 0 ? config.piece_bytes : default_piece_bytes;
   plan.piece_records = std::max<std::uint64_t>(1, piece_bytes / shape.record_size);
@@ -135,18 +102,16 @@ struct run_former::impl {
   trace_recorder* trace_;
   device_info info_;
   std::uint32_t record_size_ = 0;
-  std::uint32_t key_size_ = 0;
-  std::uint32_t value_size_ = 0;  ///< packed payload word: 0 (key-only), 4 or 8
-  bool transform_keys_ = false;   ///< key-only records whose keys need normalizing
+  std::unique_ptr<chunk_sorter> sorter_;
   std::uint64_t budget_ = 0;
   std::uint64_t chunk_records_ = 0;
   std::uint64_t piece_records_ = 0;
   std::uint64_t slot_bytes_ = 0;
-  std::size_t temp_bytes_ = 0;  ///< CUB's workspace
+  std::size_t workspace_bytes_ = 0;  ///< the sorter's
 
   // --- device resources ---
   device_buffer slots_[3];
-  device_buffer temp_;
+  device_buffer workspace_;
   stream h2d_;
   stream compute_;
   stream d2h_;
@@ -207,7 +172,7 @@ struct run_former::impl {
     std::uint64_t completed = 0;  ///< records whose D2H completed (host has seen it)
     bool waits_on_sort = false;   ///< the D2H stream already waits on sort_done
     std::deque<d2h_piece> in_flight;
-    event sort_begin, split_done, sort_end;  // trace only
+    event sort_begin, prepared, sorted;  // trace only
     event sort_done;
   };
 
@@ -243,10 +208,6 @@ struct run_former::impl {
   void close_fill();
   bool enqueue_sorts();
   void enqueue_sort(filled_chunk& chunk);
-  template <typename Word>
-  int sort_keys(int data, int aux, std::uint64_t n, run_state& run);
-  template <typename Word, typename Value>
-  int sort_pairs(int data, int aux, std::uint64_t n, run_state& run);
   bool enqueue_d2h();
   bool poll();
   run_state* find_run(std::uint64_t index);
@@ -265,16 +226,11 @@ run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_re
                   "GPU run former: no CUDA device " + std::to_string(config.device) + " (" +
                       std::to_string(devices) + " present)");
   const int dev = config.device;
-  // The caller's thread: CUB's workspace queries and the allocations need the device current.
+  // The caller's thread: the workspace queries and the allocations need the device current.
   device_guard guard(dev);
   info_ = query_device(dev);
-  const record_shape shape(config.format);
-  record_size_ = shape.record_size;
-  key_size_ = shape.key_size;
-  value_size_ = shape.value_size;
-  const bool has_transform = config.descending || (config.format.type != key_type::u32 &&
-                                                   config.format.type != key_type::u64);
-  transform_keys_ = config.format.key_only() && has_transform;
+  record_size_ = config.format.record_size;
+  sorter_ = make_chunk_sorter(config.algorithm, config.format, config.descending);
 
   plan();
   // Chunks 0 and 1 go into slots 0 and 1; slot 2 is the first sort's alternate buffer. Later
@@ -287,7 +243,7 @@ run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_re
   const bool one_chunk = config.expected_records != 0 && config.expected_records <= chunk_records_;
   for (int i = 0; i < 3; ++i)
     if (i != 1 || !one_chunk) slots_[i] = device_buffer(slot_bytes_, dev);
-  temp_ = device_buffer(std::max<std::size_t>(temp_bytes_, 1), dev);
+  workspace_ = device_buffer(std::max<std::size_t>(workspace_bytes_, 1), dev);
   h2d_ = stream(dev);
   compute_ = stream(dev);
   d2h_ = stream(dev);
@@ -296,7 +252,7 @@ run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_re
     for (device_buffer& slot : slots_)
       if (slot.size() != 0)
         GPUSORT_CUDA_TRY(cudaMemsetAsync(slot.data(), 0xA5, slot.size(), compute_.get()));
-    GPUSORT_CUDA_TRY(cudaMemsetAsync(temp_.data(), 0xA5, temp_.size(), compute_.get()));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(workspace_.data(), 0xA5, workspace_.size(), compute_.get()));
     compute_.synchronize();
   }
   if (trace_ != nullptr) {
@@ -321,7 +277,7 @@ run_former::impl::~impl() {
 }
 
 void run_former::impl::plan() {
-  const chunk_plan p = plan_chunks(config_, info_);
+  const chunk_plan p = plan_chunks(config_, info_, *sorter_);
   budget_ = p.budget_bytes;
   if (p.chunk_records == 0)
     throw out_of_memory("GPU run former: a GPU memory budget of " + format_bytes(budget_) +
@@ -330,7 +286,7 @@ void run_former::impl::plan() {
                         budget_);
   chunk_records_ = p.chunk_records;
   slot_bytes_ = p.slot_bytes;
-  temp_bytes_ = p.temp_bytes;
+  workspace_bytes_ = p.workspace_bytes;
   piece_records_ = p.piece_records;
 }
 
@@ -338,14 +294,11 @@ std::string run_former::impl::describe() const {
   std::ostringstream os;
   os << "GPU " << info_.id << " (" << info_.name << "): budget " << format_bytes(budget_)
      << " of " << format_bytes(info_.free_bytes) << " free, using "
-     << format_bytes(3 * slot_bytes_ + temp_bytes_) << "; 3 slots x "
+     << format_bytes(3 * slot_bytes_ + workspace_bytes_) << "; 3 slots x "
      << format_bytes(slot_bytes_) << " = " << chunk_records_ << " records per chunk of "
      << gpusort::describe(config_.format) << (config_.descending ? ", descending" : "")
-     << "; CUB onesweep " << (value_size_ == 0 ? "keys u" : "pairs u") << key_size_ * 8;
-  if (value_size_ != 0) os << "+u" << value_size_ * 8;
-  os << " (workspace " << format_bytes(temp_bytes_) << ")"
-     << (transform_keys_ ? ", in-place key transform" : "")
-     << "; pieces " << format_bytes(piece_records_ * record_size_) << "; kernels "
+     << "; " << sorter_->describe() << " (workspace " << format_bytes(workspace_bytes_)
+     << "); pieces " << format_bytes(piece_records_ * record_size_) << "; kernels "
      << detail::kernel_policies_description();
   return os.str();
 }
@@ -581,75 +534,30 @@ void run_former::impl::enqueue_sort(filled_chunk& chunk) {
   const int aux = aux_slot_;
   if (config_.poison_device_memory) {
     GPUSORT_CUDA_TRY(cudaMemsetAsync(slots_[aux].data(), 0xA5, slot_bytes_, s));
-    GPUSORT_CUDA_TRY(cudaMemsetAsync(temp_.data(), 0xA5, temp_.size(), s));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(workspace_.data(), 0xA5, workspace_.size(), s));
   }
   run_state run;
   run.index = chunk.index;
   run.records = chunk.records;
+  sort_phase_events phases;
   if (trace_ != nullptr) {
     run.sort_begin = acquire_event();
-    run.split_done = acquire_event();
-    run.sort_end = acquire_event();
+    run.prepared = acquire_event();
+    run.sorted = acquire_event();
     run.sort_begin.record(s);
+    phases = {run.prepared.get(), run.sorted.get()};
   }
-  const bool word32 = key_size_ == 4;
-  int result = -1;
-  if (value_size_ == 0)
-    result = word32 ? sort_keys<std::uint32_t>(data, aux, chunk.records, run)
-                    : sort_keys<std::uint64_t>(data, aux, chunk.records, run);
-  else if (word32)
-    result = value_size_ == 4 ? sort_pairs<std::uint32_t, std::uint32_t>(data, aux, chunk.records, run)
-                              : sort_pairs<std::uint32_t, std::uint64_t>(data, aux, chunk.records, run);
-  else
-    result = value_size_ == 4 ? sort_pairs<std::uint64_t, std::uint32_t>(data, aux, chunk.records, run)
-                              : sort_pairs<std::uint64_t, std::uint64_t>(data, aux, chunk.records, run);
+  const chunk_buffers buffers{slots_[data].data(), slots_[aux].data(), workspace_.data(),
+                              workspace_.size()};
+  const chunk_slot result = sorter_->sort(buffers, chunk.records, s, phases);
+  const int run_slot = result == chunk_slot::data ? data : aux;
   run.sort_done = acquire_event();
   run.sort_done.record(s);
-  run.slot = result;
-  // The slot of the two that does not hold the run is the next sort's alternate buffer.
-  aux_slot_ = result == data ? aux : data;
-  fill_slot_for_[chunk.index + 2] = result;
+  run.slot = run_slot;
+  // The slot of the two that does not hold the run is the next sort's aux slot.
+  aux_slot_ = run_slot == data ? aux : data;
+  fill_slot_for_[chunk.index + 2] = run_slot;
   runs_.push_back(std::move(run));
-}
-
-template <typename Word>
-int run_former::impl::sort_keys(int data, int aux, std::uint64_t n, run_state& run) {
-  cudaStream_t s = compute_.get();
-  auto* d_data = reinterpret_cast<Word*>(slots_[data].data());
-  auto* d_aux = reinterpret_cast<Word*>(slots_[aux].data());
-  const auto codec = gpusort::detail::make_key_codec<Word>(config_.format.type, config_.descending);
-  if (transform_keys_) detail::transform_keys<Word>(d_data, n, codec, true, s);
-  if (run.split_done) run.split_done.record(s);
-  const bool in_alternate = detail::onesweep_sort_keys<Word>(
-      temp_.data(), temp_.size(), d_data, d_aux, static_cast<std::uint32_t>(n), s);
-  if (run.sort_end) run.sort_end.record(s);
-  const int result = in_alternate ? aux : data;
-  if (transform_keys_)
-    detail::transform_keys<Word>(reinterpret_cast<Word*>(slots_[result].data()), n, codec, false, s);
-  return result;
-}
-
-template <typename Word, typename Value>
-int run_former::impl::sort_pairs(int data, int aux, std::uint64_t n, run_state& run) {
-  cudaStream_t s = compute_.get();
-  const auto codec = gpusort::detail::make_key_codec<Word>(config_.format.type, config_.descending);
-  const detail::record_layout layout{record_size_, config_.format.key_offset};
-  const std::uint64_t voff = record_shape(config_.format).values_offset(n);
-  auto keys_of = [&](int slot) { return reinterpret_cast<Word*>(slots_[slot].data()); };
-  auto values_of = [&](int slot) { return reinterpret_cast<Value*>(slots_[slot].data() + voff); };
-  // AoS records in `data` -> keys and payloads in `aux`; `data` becomes CUB's alternate.
-  detail::split_records<Word, Value>(slots_[data].data(), keys_of(aux), values_of(aux), n, layout,
-                                     codec, s);
-  if (run.split_done) run.split_done.record(s);
-  const bool in_alternate = detail::onesweep_sort_pairs<Word, Value>(
-      temp_.data(), temp_.size(), keys_of(aux), keys_of(data), values_of(aux), values_of(data),
-      static_cast<std::uint32_t>(n), s);
-  if (run.sort_end) run.sort_end.record(s);
-  const int sorted = in_alternate ? data : aux;
-  const int result = sorted == data ? aux : data;
-  detail::merge_records<Word, Value>(keys_of(sorted), values_of(sorted), slots_[result].data(), n,
-                                     layout, codec, s);
-  return result;
 }
 
 // --- D2H: sorted runs into the sink's buffers ------------------------------------------------
@@ -737,17 +645,17 @@ bool run_former::impl::poll() {
     if (trace_ != nullptr) {
       const std::uint64_t bytes = run.records * record_size_;
       const std::string label = "chunk " + std::to_string(run.index);
-      trace_->record("GPU split", trace_time(run.sort_begin), trace_time(run.split_done), bytes,
+      trace_->record("GPU split", trace_time(run.sort_begin), trace_time(run.prepared), bytes,
                      label);
-      trace_->record("sort", trace_time(run.split_done), trace_time(run.sort_end), bytes, label);
-      trace_->record("GPU merge", trace_time(run.sort_end), trace_time(run.sort_done), bytes,
+      trace_->record("sort", trace_time(run.prepared), trace_time(run.sorted), bytes, label);
+      trace_->record("GPU join", trace_time(run.sorted), trace_time(run.sort_done), bytes,
                      label);
     }
     const std::uint64_t index = run.index;
     const std::uint64_t records = run.records;
     release_event(std::move(run.sort_begin));
-    release_event(std::move(run.split_done));
-    release_event(std::move(run.sort_end));
+    release_event(std::move(run.prepared));
+    release_event(std::move(run.sorted));
     release_event(std::move(run.sort_done));
     runs_.pop_front();
     progress = true;

@@ -1,5 +1,7 @@
 // GPU run formation: records stream in, sorted runs of one chunk each stream out. Plain C++
-// (no CUDA types), so the pipeline compiles without nvcc; built only when CUDA is enabled.
+// (no CUDA types), so the pipeline compiles without nvcc; built only when CUDA is enabled. The
+// sort of each chunk is a gpu::chunk_sorter (gpu/chunk_sorter.hpp); the former keeps the
+// streams, the slots and the events.
 //
 // Device memory holds three chunk slots (two data, one auxiliary). Chunk i+1 is copied in
 // (H2D stream) while chunk i sorts (compute stream) and run i-1 is copied out (D2H stream);
@@ -15,6 +17,7 @@
 #include <string>
 
 #include "core/host_buffer.hpp"
+#include "gpu/chunk_algorithm.hpp"
 #include "gpusort/record_format.hpp"
 
 namespace gpusort {
@@ -77,6 +80,8 @@ struct run_former_config {
   int device = 0;
   record_format format{};  ///< must satisfy supports_format()
   bool descending = false;
+  /// The GPU sort algorithm for every chunk.
+  chunk_algorithm algorithm = chunk_algorithm::onesweep;
   /// Device memory to use in bytes; 0: most of the free memory.
   std::uint64_t memory_budget = 0;
   /// Upper bound on records per chunk (0: as many as the budget allows). Lets tests force
@@ -92,19 +97,24 @@ struct run_former_config {
   bool poison_device_memory = false;
 };
 
-/// How a run former divides device memory: three chunk slots and CUB's workspace.
+/// How a run former divides device memory: three chunk slots and the sorter's workspace.
 struct chunk_plan {
-  std::uint64_t budget_bytes = 0;   ///< device memory it may use
-  std::uint64_t chunk_records = 0;  ///< records per chunk; 0 when the budget holds none
+  std::uint64_t budget_bytes = 0;     ///< device memory it may use
+  std::uint64_t chunk_records = 0;    ///< records per chunk; 0 when the budget holds none
   std::uint64_t slot_bytes = 0;
-  std::uint64_t temp_bytes = 0;     ///< CUB's workspace
-  std::uint64_t piece_records = 0;  ///< records per H2D/D2H copy
+  std::uint64_t workspace_bytes = 0;  ///< the chunk sorter's workspace
+  std::uint64_t piece_records = 0;    ///< records per H2D/D2H copy
 };
 
 /// The plan a run former with `config` makes on a device with `info` (free and total memory):
 /// the planner asks it before choosing between one chunk and several. Host arithmetic only.
 /// @throw gpusort::error when config.format is not supports_format()
 [[nodiscard]] chunk_plan plan_chunks(const run_former_config& config, const device_info& info);
+
+class chunk_sorter;
+/// As above, with the sorter the former will use (its slot layout and workspace).
+[[nodiscard]] chunk_plan plan_chunks(const run_former_config& config, const device_info& info,
+                                     const chunk_sorter& sorter);
 
 /// Receives sorted runs. Called from the former's own thread: runs in order, pieces of a run
 /// in order of offset. piece_buffer() for the next run may come before run_done() of the

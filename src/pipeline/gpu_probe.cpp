@@ -3,18 +3,20 @@
 #include "cpu/sort_items.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/error.hpp"
+#include "pipeline/plan.hpp"
 #include "pipeline/strategy.hpp"
 
 namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
-  const bool demanded = options.algo == algorithm::onesweep ||
+  const bool demanded = options.algo == algorithm::onesweep || options.algo == algorithm::hrs ||
                         options.merge == merge_location::gpu ||
                         options.devices.how == device_selection::mode::list;
   const int count = gpu::device_count();
   if (count == 0) {
-    GPUSORT_EXPECTS(!demanded, "no usable CUDA device found (needed by --algorithm onesweep, "
-                               "--merge-on gpu or --devices); use --devices none for the CPU path");
+    GPUSORT_EXPECTS(!demanded, "no usable CUDA device found (needed by --algorithm onesweep or "
+                               "hrs, --merge-on gpu or --devices); use --devices none for the "
+                               "CPU path");
     gpu_note = "no usable CUDA device found";
     return std::nullopt;
   }
@@ -27,6 +29,7 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
   config.device = id;
   config.format = gpu::supports_format(options.format) ? options.format : cpu::sort_item_format();
   config.memory_budget = options.gpu_memory_bytes;
+  config.algorithm = chunk_algorithm_for(options, gpu::supports_format(options.format));
   const gpu::chunk_plan chunks = gpu::plan_chunks(config, info);
   if (chunks.chunk_records == 0)
     throw out_of_memory("GPU " + std::to_string(id) + " (" + info.name + "): a memory budget of " +

@@ -14,6 +14,7 @@
 #include "gpu/run_former.hpp"
 #include "gpusort/error.hpp"
 #include "pipeline/gpu_output_writer.hpp"
+#include "pipeline/plan.hpp"
 #include "pipeline/staging_pool.hpp"
 
 namespace gpusort::pipeline {
@@ -121,6 +122,7 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options, 
   config.device = device;
   config.format = format;
   config.descending = options.descending;
+  config.algorithm = chunk_algorithm_for(options, true);
   config.memory_budget = options.gpu_memory_bytes;
   config.max_chunk_records = std::max<std::uint64_t>(1, total);
   config.expected_records = total;

@@ -24,6 +24,7 @@
 #include "io/parallel_reader.hpp"
 #include "io/uring.hpp"
 #include "pipeline/gpu_output_writer.hpp"
+#include "pipeline/plan.hpp"
 #include "pipeline/run_pinner.hpp"
 #include "pipeline/staging_pool.hpp"
 
@@ -280,6 +281,7 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   former_config.device = config.device;
   former_config.format = sorted_format;
   former_config.descending = direct && options.descending;  // items carry the order already
+  former_config.algorithm = chunk_algorithm_for(options, direct);
   former_config.memory_budget = options.gpu_memory_bytes;
   former_config.max_chunk_records = config.max_chunk_records;
   if (const std::optional<std::uint64_t> size = input.known_size()) {

@@ -5,7 +5,7 @@
 namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
-  const bool demanded = options.algo == algorithm::onesweep ||
+  const bool demanded = options.algo == algorithm::onesweep || options.algo == algorithm::hrs ||
                         options.merge == merge_location::gpu ||
                         options.devices.how == device_selection::mode::list;
   GPUSORT_EXPECTS(!demanded, "this gpusort was built without CUDA (see --version); use "

@@ -54,6 +54,23 @@ std::uint64_t read_sysctl(const char* path) {
 
 }  // namespace
 
+gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options, bool sorts_records) {
+  if (!sorts_records) return gpu::chunk_algorithm::onesweep;
+  switch (options.algo) {
+    case algorithm::hrs:
+      GPUSORT_EXPECTS(options.format.key_only() || !(options.stable || options.unique),
+                      std::string("--algorithm hrs does not keep equal keys of records with a "
+                                  "payload in input order, which ") +
+                          (options.stable ? "-s/--stable" : "-u/--unique") +
+                          " needs: use --algorithm onesweep or auto");
+      return gpu::chunk_algorithm::hrs;
+    case algorithm::automatic:
+      return options.format.key_only() ? gpu::chunk_algorithm::automatic
+                                       : gpu::chunk_algorithm::onesweep;
+    default: return gpu::chunk_algorithm::onesweep;
+  }
+}
+
 host_facts probe_host(const sort_options& options) {
   host_facts facts;
   const memory_limit memory = probe_memory_limit();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/chunk_algorithm.hpp"
 #include "gpusort/options.hpp"
 #include "pipeline/run_layout.hpp"
 
@@ -58,14 +59,25 @@ struct host_facts {
   std::string gpu_note;  ///< why there is none ("no usable CUDA device"), or a note on the one
 };
 
+/**
+ * The GPU sort algorithm for this sort's chunks: --algorithm onesweep -> Onesweep; hrs -> the
+ * hybrid radix sort where the GPU sorts the records themselves (`sorts_records`); auto -> per
+ * chunk by size (gpu::choose_chunk_algorithm) for records that are their own key, where the
+ * order of equal keys cannot be seen, and Onesweep, which keeps equal keys in input order, for
+ * every other record (and for (key, index) items, always).
+ * @throw gpusort::error for --algorithm hrs with -s or -u on records with a payload
+ */
+[[nodiscard]] gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options,
+                                                       bool sorts_records);
+
 /// The host's memory and CPUs, and whether the options allow a GPU; no CUDA call.
 [[nodiscard]] host_facts probe_host(const sort_options& options);
 
 /**
  * Fills facts.gpu (and facts.gpu_note): the device the options select and its chunk size for
  * `options.format`. Initialises CUDA (0.3 s on the H100 machine).
- * @throw gpusort::error when the options demand a GPU (--algorithm onesweep, --devices LIST)
- *        that cannot be used.
+ * @throw gpusort::error when the options demand a GPU (--algorithm onesweep or hrs,
+ *        --devices LIST) that cannot be used.
  */
 void probe_gpu(const sort_options& options, host_facts& facts);
 

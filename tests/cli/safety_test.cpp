@@ -485,6 +485,15 @@ TEST(Usage, OnesweepWithoutDevicesIsAContradiction) {
   EXPECT_NE(o.err.find("--devices none"), std::string::npos) << o.err;
 }
 
+TEST(Usage, HrsWithoutDevicesIsAContradiction) {
+  test::scratch_dir dir;
+  make_input(dir, "in.bin", 10, test::base_seed() + 23);
+  const outcome o = run_script("\"$G\" --devices none --algorithm hrs in.bin o.bin", dir);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--algorithm hrs"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--devices none"), std::string::npos) << o.err;
+}
+
 TEST(Usage, ClosedPipeEndsQuietlyLikeSort) {
   test::scratch_dir dir;
   make_input(dir, "in.bin", 1 << 20, test::base_seed() + 22);

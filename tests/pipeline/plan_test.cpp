@@ -280,6 +280,61 @@ TEST(MakePlan, DescriptionNamesTheStrategyDeviceAndReasons) {
   EXPECT_NE(cpu.find("spilled to temporary files"), std::string::npos) << cpu;
 }
 
+// --- the GPU sort algorithm: per input (--algorithm, the record format) and per chunk -------
+
+TEST(ChunkAlgorithm, AutoTakesHrsOnlyWhereEqualKeysCannotBeToldApart) {
+  using gpu::chunk_algorithm;
+  sort_options o;  // --algorithm auto, u64 keys
+  EXPECT_EQ(chunk_algorithm_for(o, true), chunk_algorithm::automatic);
+  EXPECT_EQ(chunk_algorithm_for(o, false), chunk_algorithm::onesweep) << "(key, index) items";
+  o.format = test::make_format("u64", 16, 0);  // a payload: Onesweep keeps equal keys in order
+  EXPECT_EQ(chunk_algorithm_for(o, true), chunk_algorithm::onesweep);
+  o.algo = algorithm::hrs;
+  EXPECT_EQ(chunk_algorithm_for(o, true), chunk_algorithm::hrs);
+  EXPECT_EQ(chunk_algorithm_for(o, false), chunk_algorithm::onesweep);
+  o.stable = true;  // hrs cannot keep equal keys with a payload in order: refused
+  EXPECT_THROW((void)chunk_algorithm_for(o, true), error);
+  o.format = record_format{};  // keys alone: equal records are identical, so hrs may sort them
+  EXPECT_EQ(chunk_algorithm_for(o, true), chunk_algorithm::hrs);
+  o.algo = algorithm::onesweep;
+  EXPECT_EQ(chunk_algorithm_for(o, true), chunk_algorithm::onesweep);
+}
+
+TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossover) {
+  using gpu::chunk_algorithm;
+  // Every shape the GPU sorts directly has a crossover: below it Onesweep, from it on HRS.
+  for (const std::uint32_t key : {4u, 8u}) {
+    for (const std::uint32_t value : {0u, 4u, 8u}) {
+      std::uint64_t crossover = 0;
+      for (const gpu::hrs_crossover& c : gpu::hrs_crossovers)
+        if (c.key_size == key && c.value_size == value) crossover = c.min_records;
+      ASSERT_GT(crossover, 0u) << key << "+" << value;
+      SCOPED_TRACE(std::to_string(key) + "+" + std::to_string(value) + " crossover " +
+                   std::to_string(crossover));
+      if (crossover == gpu::hrs_never) {
+        for (const std::uint64_t records : {0ull, 1ull, 1ull << 20, 1ull << 32, ~0ull})
+          EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, records), chunk_algorithm::onesweep);
+        continue;
+      }
+      const struct {
+        std::uint64_t records;
+        chunk_algorithm expected;
+      } table[] = {{0, chunk_algorithm::onesweep},
+                   {1, chunk_algorithm::onesweep},
+                   {crossover - 1, chunk_algorithm::onesweep},
+                   {crossover, chunk_algorithm::hrs},
+                   {crossover + 1, chunk_algorithm::hrs},
+                   {std::uint64_t{1} << 32, chunk_algorithm::hrs}};
+      for (const auto& row : table)
+        EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, row.records), row.expected)
+            << row.records << " records";
+    }
+  }
+  EXPECT_EQ(gpu::choose_chunk_algorithm(16, 0, std::uint64_t{1} << 30), chunk_algorithm::onesweep)
+      << "no crossover measured: Onesweep";
+  EXPECT_STREQ(gpu::to_string(chunk_algorithm::automatic), "auto");
+}
+
 TEST(ProbeHost, CpuOptionsNeverTouchTheGpu) {
   sort_options o;
   o.devices.how = device_selection::mode::none;

@@ -39,7 +39,7 @@ say() { echo "== $(date +%T) $*"; }
 
 if want tests; then
   say tests
-  for t in ${TESTS:-record_bits_test run_former_test gpu_sort_file_test gpu_range_sort_test pipeline_test radix_sort_test \
+  for t in ${TESTS:-record_bits_test run_former_test hrs_test gpu_sort_file_test gpu_range_sort_test pipeline_test radix_sort_test \
            multiway_merge_test key_order_test io_test}; do
     [ -x "$bin/$t" ] || continue
     echo "### $t"

@@ -20,7 +20,7 @@
 #include "core/parse_size.hpp"
 #include "core/trace.hpp"
 #include "gpu/device_memory.cuh"
-#include "gpu/dispatch.cuh"
+#include "gpu/onesweep_dispatch.cuh"
 #include "gpu/run_former.hpp"
 #include "gpusort/error.hpp"
 #include "gpusort/version.hpp"

@@ -1,0 +1,178 @@
+// Block- and warp-level building blocks of the hybrid radix sort: digit extraction, warp peer
+// matching, block reductions and scans over any block size that is a multiple of 32, and the
+// in-register sorting network of the histogram's per-thread reduction (section 4.3).
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/hrs/hrs_tuning.cuh"
+
+namespace gpusort::gpu::hrs::block {
+
+inline constexpr std::uint32_t full_mask = 0xffffffffu;
+
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x & (warp_threads - 1); }
+__device__ __forceinline__ unsigned warp_id() { return threadIdx.x / warp_threads; }
+__device__ __forceinline__ unsigned warp_count() { return blockDim.x / warp_threads; }
+/// Bit i set for every lane i below this one.
+__device__ __forceinline__ std::uint32_t lanes_below() { return (1u << lane_id()) - 1u; }
+
+/// The `radix_bits`-bit digit of `key` that starts at bit `shift`.
+template <typename Key>
+__device__ __forceinline__ std::uint32_t digit_of(Key key, unsigned shift) {
+  return static_cast<std::uint32_t>(key >> shift) & (radix - 1);
+}
+
+/**
+ * The lanes of the calling warp whose `label` (its low LabelBits bits) equals this lane's.
+ * One ballot per bit; every lane of the warp must call it.
+ */
+template <int LabelBits>
+__device__ __forceinline__ std::uint32_t match_peers(std::uint32_t label) {
+  std::uint32_t peers = full_mask;
+#pragma unroll
+  for (int b = 0; b < LabelBits; ++b) {
+    const bool set = (label >> b) & 1u;
+    const std::uint32_t votes = __ballot_sync(full_mask, set);
+    peers &= set ? votes : ~votes;
+  }
+  return peers;
+}
+
+/// Combining operations of the reductions and scans below.
+struct op_sum {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct op_min {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
+};
+struct op_max {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
+};
+struct op_or {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a | b; }
+};
+
+/// Inclusive scan across the warp.
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_inclusive_scan(T x, Op op) {
+#pragma unroll
+  for (int offset = 1; offset < warp_threads; offset <<= 1) {
+    const T y = __shfl_up_sync(full_mask, x, offset);
+    if (static_cast<int>(lane_id()) >= offset) x = op(y, x);
+  }
+  return x;
+}
+
+/// The reduction of every thread's `x`, returned to all threads. `scratch` holds one T per warp.
+/// Every thread of the block calls it; it synchronizes the block twice.
+template <typename T, typename Op>
+__device__ __forceinline__ T all_reduce(T x, Op op, T* scratch) {
+#pragma unroll
+  for (int offset = warp_threads / 2; offset > 0; offset >>= 1)
+    x = op(x, __shfl_xor_sync(full_mask, x, offset));
+  if (lane_id() == 0) scratch[warp_id()] = x;
+  __syncthreads();
+  T r = scratch[0];
+  for (unsigned w = 1; w < warp_count(); ++w) r = op(r, scratch[w]);
+  __syncthreads();  // scratch may be reused at once
+  return r;
+}
+
+/**
+ * Exclusive scan over the threads of the block in thread order: thread t gets
+ * op(identity, x_0, ..., x_{t-1}); `*total` (if not null) receives the reduction of all. `scratch`
+ * holds one T per warp. Every thread calls it; it synchronizes the block twice.
+ */
+template <typename T, typename Op>
+__device__ __forceinline__ T exclusive_scan(T x, Op op, T identity, T* scratch, T* total = nullptr) {
+  const T inclusive = warp_inclusive_scan(x, op);
+  if (lane_id() == warp_threads - 1) scratch[warp_id()] = inclusive;
+  __syncthreads();
+  T before = identity;  // reduction of the earlier warps
+  const unsigned w = warp_id();
+  for (unsigned i = 0; i < w; ++i) before = op(before, scratch[i]);
+  if (total != nullptr) {
+    T all = identity;
+    for (unsigned i = 0; i < warp_count(); ++i) all = op(all, scratch[i]);
+    *total = all;
+  }
+  T in_warp = __shfl_up_sync(full_mask, inclusive, 1);
+  if (lane_id() == 0) in_warp = identity;
+  __syncthreads();  // scratch may be reused at once
+  return op(before, in_warp);
+}
+
+/**
+ * In-place exclusive prefix sum of the counters a[0..count) in shared memory, for any block
+ * size: each thread takes a run of consecutive counters. Returns the sum to all threads.
+ * `scratch` holds one T per warp. Every thread calls it; the caller synchronizes before (the
+ * counters are complete) and this synchronizes after (the prefixes are visible).
+ */
+template <typename T>
+__device__ __forceinline__ T exclusive_sum(T* a, unsigned count, T* scratch) {
+  const unsigned per = (count + blockDim.x - 1) / blockDim.x;
+  const unsigned begin = threadIdx.x * per < count ? threadIdx.x * per : count;
+  const unsigned end = begin + per < count ? begin + per : count;
+  T sum = 0;
+  for (unsigned i = begin; i < end; ++i) sum += a[i];
+  T total = 0;
+  T prefix = exclusive_scan(sum, op_sum{}, T{0}, scratch, &total);
+  for (unsigned i = begin; i < end; ++i) {
+    const T c = a[i];
+    a[i] = prefix;
+    prefix += c;
+  }
+  __syncthreads();
+  return total;
+}
+
+/// exclusive_sum over the radix counters a[0..radix).
+template <typename T>
+__device__ __forceinline__ T exclusive_sum_radix(T* a, T* scratch) {
+  return exclusive_sum(a, radix, scratch);
+}
+
+/// Compare-exchange of two registers (ascending).
+__device__ __forceinline__ void compare_exchange(std::uint32_t& a, std::uint32_t& b) {
+  const std::uint32_t lo = min(a, b);
+  b = max(a, b);
+  a = lo;
+}
+
+/**
+ * Sorts v[First, First + N) ascending with a bitonic network (N a power of two). The indices are
+ * compile-time constants once unrolled, so the values stay in registers.
+ */
+template <int First, int N, int Size>
+__device__ __forceinline__ void sort_network(std::uint32_t (&v)[Size]) {
+  static_assert((N & (N - 1)) == 0 && First + N <= Size);
+#pragma unroll
+  for (int k = 2; k <= N; k <<= 1) {
+#pragma unroll
+    for (int j = k >> 1; j > 0; j >>= 1) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const int l = i ^ j;
+        if (l > i) {
+          if ((i & k) == 0) compare_exchange(v[First + i], v[First + l]);
+          else compare_exchange(v[First + l], v[First + i]);
+        }
+      }
+    }
+  }
+}
+
+/// Sorts each group of Group consecutive registers of v (Size a multiple of Group).
+template <int Group, int First = 0, int Size>
+__device__ __forceinline__ void sort_groups(std::uint32_t (&v)[Size]) {
+  static_assert(Size % Group == 0);
+  sort_network<First, Group>(v);
+  if constexpr (First + Group < Size) sort_groups<Group, First + Group>(v);
+}
+
+}  // namespace gpusort::gpu::hrs::block

@@ -1,0 +1,88 @@
+// Dispatch layer of the hybrid radix sort: workspace size, launch shapes, the launches of one
+// sort and their checks. Definitions in hrs_dispatch_impl.cuh, instantiated per key/value type in
+// hrs_*.cu (compiled in parallel). Key words are normalized unsigned keys (u32 or u64); Value is
+// a packed payload word or hrs::no_value.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "gpu/hrs/hrs_tuning.cuh"
+#include "gpu/hrs/hrs_workspace.cuh"
+
+namespace gpusort::gpu::hrs {
+
+/// Grid sizes on one device: enough thread blocks to fill it (occupancy x multiprocessors);
+/// the kernels loop over the work the device produced.
+struct device_shapes {
+  int device = -1;
+  int compute_capability = 0;  ///< major * 10 + minor
+  int multiprocessors = 0;
+  int histogram_grid = 0;
+  int plan_grid = 0;
+  int scatter_grid = 0;
+  int init_grid = 0;
+  int local_grid[max_local_configs] = {};
+  /// The launch shapes these grids are for (a sort's tuning must have the same).
+  std::uint32_t counting_threads = 0;
+  int local_config_count = 0;
+  local_config local_configs[max_local_configs] = {};
+};
+
+/// The compute capability of `device`.
+/// @throw gpusort::cuda_error
+[[nodiscard]] int compute_capability(int device);
+
+/// Launch shapes of the sort of Key/Value with `requested` tuning on `device`; raises the
+/// kernels' dynamic shared-memory limits there. Host, synchronous.
+/// @throw gpusort::error for a tuning resolve() rejects, gpusort::cuda_error
+template <typename Key, typename Value>
+[[nodiscard]] device_shapes prepare(int device, const tuning& requested);
+
+/// `requested` with the policy's defaults filled in.
+/// @throw gpusort::error when a threshold is out of range (local threshold above the largest
+///        local configuration, merge threshold 0 or above half the local threshold)
+template <typename Key, typename Value>
+[[nodiscard]] tuning resolve(const tuning& requested, int compute_capability);
+
+/// Workspace bytes of a sort of `n` keys (host arithmetic, as CUB's temp-storage query).
+template <typename Key, typename Value>
+[[nodiscard]] std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested,
+                                            int compute_capability);
+
+/// Told of each kernel launch of a sort (benchmarks record an event between kernels).
+class launch_observer {
+ public:
+  virtual ~launch_observer() = default;
+  /// `kernel` ("init", "histogram", "plan", "scatter", "local") was enqueued on `stream`;
+  /// `index` is its round, or its local configuration.
+  virtual void launched(const char* kernel, int index, cudaStream_t stream) = 0;
+};
+
+/**
+ * Sorts the n keys in keys[0] ascending, moving values[0] along for pairs; keys[1] and
+ * values[1] are the alternate buffers. The result is always in keys[0] / values[0]. Equal keys
+ * keep no particular order. Asynchronous on `stream`; the workspace is overwritten.
+ * `shapes` must come from prepare() with a tuning of the same launch shapes (counting threads,
+ * local configurations) as `requested`.
+ * @throw gpusort::error when the workspace is smaller than workspace_bytes(n) or the shapes
+ *        do not match, gpusort::cuda_error when a launch fails
+ */
+template <typename Key, typename Value>
+void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[2],
+          Value* const values[2], std::uint64_t n, std::byte* d_workspace,
+          std::size_t workspace_size, cudaStream_t stream, launch_observer* observer = nullptr);
+
+/// "counting 256x16 (4096 keys per block), local 64x9..512x18 in 10 configurations, ...".
+template <typename Key, typename Value>
+[[nodiscard]] std::string describe(const tuning& requested, int compute_capability);
+
+/// The counters a sort left in its workspace: buckets and key blocks per round, jobs per local
+/// configuration, the overflow flag. Synchronizes `stream` (tests and benchmarks).
+/// @throw gpusort::cuda_error
+[[nodiscard]] counters read_counters(const std::byte* d_workspace, cudaStream_t stream);
+
+}  // namespace gpusort::gpu::hrs

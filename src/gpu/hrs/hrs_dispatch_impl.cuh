@@ -1,0 +1,318 @@
+// Definitions of the HRS dispatch layer (hrs_dispatch.cuh); included only by the hrs_*.cu files
+// that instantiate it for one key/value type each.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/hrs/hrs_dispatch.cuh"
+#include "gpu/hrs/hrs_kernels.cuh"
+#include "gpusort/error.hpp"
+
+namespace gpusort::gpu::hrs {
+namespace detail {
+
+template <typename Value>
+inline constexpr int value_bytes = has_values<Value> ? static_cast<int>(sizeof(Value)) : 0;
+
+template <typename Key, typename Value>
+using policies_of = policies<static_cast<int>(sizeof(Key)), value_bytes<Value>>;
+
+/// Threads of the init kernel's blocks (it only writes the first key-block list).
+inline constexpr int init_threads = 256;
+/// Init blocks per multiprocessor at most: enough to write the first list at full speed.
+inline constexpr int init_blocks_per_sm = 8;
+
+template <typename Policy>
+layout_params layout_params_of(std::uint32_t key_bytes, const tuning& t) {
+  layout_params p;
+  p.key_bytes = key_bytes;
+  p.keys_per_block = t.counting_threads * Policy::counting.keys_per_thread;
+  p.local_threshold = t.local_threshold;
+  p.merge_threshold = t.merge_threshold;
+  p.config_count = t.local_config_count;
+  for (int c = 0; c < t.local_config_count; ++c) p.config_capacity[c] = t.local_configs[c].capacity();
+  return p;
+}
+
+/// `requested` with the policy's defaults filled in, checked.
+template <typename Policy>
+tuning resolve_with(const tuning& requested) {
+  tuning t = requested;
+  if (t.local_config_count == 0) {
+    t.local_config_count = Policy::local_config_count;
+    for (int c = 0; c < Policy::local_config_count; ++c) t.local_configs[c] = Policy::local_configs[c];
+  }
+  GPUSORT_EXPECTS(t.local_config_count >= 1 && t.local_config_count <= max_local_configs,
+                  "HRS: between 1 and " + std::to_string(max_local_configs) +
+                      " local configurations");
+  for (int c = 0; c < t.local_config_count; ++c) {
+    const local_config lc = t.local_configs[c];
+    GPUSORT_EXPECTS(lc.keys_per_thread == Policy::small_keys_per_thread ||
+                        lc.keys_per_thread == Policy::large_keys_per_thread,
+                    "HRS: local configuration " + std::to_string(c) + ": " +
+                        std::to_string(lc.keys_per_thread) + " keys per thread is not compiled (" +
+                        std::to_string(Policy::small_keys_per_thread) + " or " +
+                        std::to_string(Policy::large_keys_per_thread) + ")");
+    GPUSORT_EXPECTS(lc.block_threads > 0 && lc.block_threads % warp_threads == 0 &&
+                        lc.block_threads <= Policy::max_local_threads,
+                    "HRS: local configuration " + std::to_string(c) + ": " +
+                        std::to_string(lc.block_threads) + " threads (a multiple of 32 up to " +
+                        std::to_string(Policy::max_local_threads) + ")");
+    GPUSORT_EXPECTS(c == 0 || t.local_configs[c - 1].capacity() < lc.capacity(),
+                    "HRS: local configurations must grow");
+  }
+  const std::uint32_t largest = t.local_configs[t.local_config_count - 1].capacity();
+  if (t.local_threshold == 0) t.local_threshold = largest;
+  if (t.merge_threshold == 0)
+    t.merge_threshold = std::min(Policy::merge_threshold, (t.local_threshold + 1) / 2);
+  if (t.counting_threads == 0) t.counting_threads = Policy::counting.block_threads;
+  if (t.skew_divisor == 0) t.skew_divisor = Policy::skew_divisor;
+  if (t.local_match == static_cast<match_mode>(0)) t.local_match = Policy::local_match;
+  if (t.rank_group_max == 0) t.rank_group_max = Policy::rank_group_max;
+  if (t.group_bits == 0) t.group_bits = Policy::group_bits;
+  GPUSORT_EXPECTS(t.group_bits >= radix_bits && t.group_bits <= max_group_bits,
+                  "HRS: the local sort groups by 8 to " + std::to_string(max_group_bits) +
+                      " bits, not " + std::to_string(t.group_bits));
+  GPUSORT_EXPECTS(t.local_threshold <= largest,
+                  "HRS: local threshold " + std::to_string(t.local_threshold) +
+                      " is above the largest local sort (" + std::to_string(largest) + " keys)");
+  GPUSORT_EXPECTS(t.merge_threshold >= 1 && t.merge_threshold <= (t.local_threshold + 1) / 2,
+                  "HRS: merge threshold " + std::to_string(t.merge_threshold) +
+                      " must be between 1 and half the local threshold");
+  GPUSORT_EXPECTS(t.counting_threads % warp_threads == 0 && t.counting_threads >= warp_threads &&
+                      t.counting_threads <= Policy::max_counting_threads,
+                  "HRS: " + std::to_string(t.counting_threads) +
+                      " counting threads (a multiple of 32 up to " +
+                      std::to_string(Policy::max_counting_threads) + ")");
+  GPUSORT_EXPECTS(t.local_match == match_mode::ballot || t.local_match == match_mode::atomic_or,
+                  "HRS: unknown local match mode");
+  return t;
+}
+
+/// Thread blocks of `threads` and `smem` bytes that fill the device.
+template <typename Kernel>
+int fill_grid(Kernel kernel, int threads, std::size_t smem, int multiprocessors) {
+  int per_sm = 0;
+  GPUSORT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  GPUSORT_EXPECTS(per_sm > 0, "HRS: a kernel does not fit a multiprocessor (" +
+                                  std::to_string(threads) + " threads, " + std::to_string(smem) +
+                                  " bytes of shared memory)");
+  return per_sm * multiprocessors;
+}
+
+/// The local-sort kernel of a configuration's keys per thread.
+template <typename Key, typename Value, typename Policy>
+auto local_kernel_for(int keys_per_thread) {
+  return keys_per_thread == Policy::small_keys_per_thread
+             ? &local_sort_kernel<Key, Value, Policy, Policy::small_keys_per_thread>
+             : &local_sort_kernel<Key, Value, Policy, Policy::large_keys_per_thread>;
+}
+
+}  // namespace detail
+
+template <typename Key, typename Value>
+device_shapes prepare(int device, const tuning& requested) {
+  device_shapes s;
+  s.device = device;
+  s.compute_capability = compute_capability(device);
+  GPUSORT_CUDA_TRY(
+      cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  with_policy(detail::policies_of<Key, Value>{}, s.compute_capability, [&](auto policy) {
+    using P = decltype(policy);
+    const tuning t = detail::resolve_with<P>(requested);
+    s.counting_threads = t.counting_threads;
+    s.local_config_count = t.local_config_count;
+    for (int c = 0; c < t.local_config_count; ++c) s.local_configs[c] = t.local_configs[c];
+    const int sms = s.multiprocessors;
+    const int threads = static_cast<int>(t.counting_threads);
+    int smem_limit = 0;
+    GPUSORT_CUDA_TRY(
+        cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    auto check_smem = [&](std::size_t bytes, const std::string& what) {
+      GPUSORT_EXPECTS(bytes <= static_cast<std::size_t>(smem_limit),
+                      "HRS: " + what + " needs " + std::to_string(bytes) +
+                          " bytes of shared memory, a block may have " +
+                          std::to_string(smem_limit));
+    };
+    check_smem(scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread),
+               "the scatter");
+    for (int c = 0; c < t.local_config_count; ++c)
+      check_smem(local_smem_bytes<Key, Value>(t.local_configs[c].block_threads,
+                                              t.local_configs[c].keys_per_thread),
+                 "local configuration " + std::to_string(c));
+    s.histogram_grid = detail::fill_grid(histogram_kernel<Key, Value, P>, threads, 0, sms);
+    s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P>, radix, 0, sms);
+    const std::size_t scatter_smem =
+        scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
+    GPUSORT_CUDA_TRY(cudaFuncSetAttribute(scatter_kernel<Key, Value, P>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(scatter_smem)));
+    s.scatter_grid = detail::fill_grid(scatter_kernel<Key, Value, P>, threads, scatter_smem, sms);
+    s.init_grid = sms * detail::init_blocks_per_sm;
+    // Each local kernel may take the largest shared memory of its configurations.
+    for (const int kpt : {P::small_keys_per_thread, P::large_keys_per_thread}) {
+      std::size_t largest = 0;
+      for (int c = 0; c < t.local_config_count; ++c) {
+        const local_config lc = t.local_configs[c];
+        if (lc.keys_per_thread == kpt)
+          largest = std::max(largest, local_smem_bytes<Key, Value>(lc.block_threads, kpt));
+      }
+      if (largest != 0)
+        GPUSORT_CUDA_TRY(cudaFuncSetAttribute(detail::local_kernel_for<Key, Value, P>(kpt),
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(largest)));
+    }
+    for (int c = 0; c < t.local_config_count; ++c) {
+      const local_config lc = t.local_configs[c];
+      s.local_grid[c] = detail::fill_grid(
+          detail::local_kernel_for<Key, Value, P>(lc.keys_per_thread), lc.block_threads,
+          local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread), sms);
+    }
+  });
+  return s;
+}
+
+template <typename Key, typename Value>
+tuning resolve(const tuning& requested, int cc) {
+  tuning t;
+  with_policy(detail::policies_of<Key, Value>{}, cc,
+              [&](auto policy) { t = detail::resolve_with<decltype(policy)>(requested); });
+  return t;
+}
+
+template <typename Key, typename Value>
+std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested, int cc) {
+  std::uint64_t bytes = 0;
+  with_policy(detail::policies_of<Key, Value>{}, cc, [&](auto policy) {
+    using P = decltype(policy);
+    const tuning t = detail::resolve_with<P>(requested);
+    bytes = make_layout(n, detail::layout_params_of<P>(sizeof(Key), t)).total_bytes;
+  });
+  return bytes;
+}
+
+template <typename Key, typename Value>
+void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[2],
+          Value* const values[2], std::uint64_t n, std::byte* d_workspace,
+          std::size_t workspace_size, cudaStream_t stream, launch_observer* observer) {
+  if (n == 0) return;
+  with_policy(detail::policies_of<Key, Value>{}, shapes.compute_capability, [&](auto policy) {
+    using P = decltype(policy);
+    const tuning t = detail::resolve_with<P>(requested);
+    bool same_shapes = shapes.counting_threads == t.counting_threads &&
+                       shapes.local_config_count == t.local_config_count;
+    for (int c = 0; same_shapes && c < t.local_config_count; ++c)
+      same_shapes = shapes.local_configs[c] == t.local_configs[c];
+    GPUSORT_EXPECTS(same_shapes, "HRS: the launch shapes were prepared for another tuning");
+    const layout_params lp = detail::layout_params_of<P>(sizeof(Key), t);
+    const workspace_layout l = make_layout(n, lp);
+    GPUSORT_EXPECTS(workspace_size >= l.total_bytes,
+                    "HRS: workspace of " + std::to_string(workspace_size) + " bytes, " +
+                        std::to_string(l.total_bytes) + " needed for " + std::to_string(n) +
+                        " keys");
+    sort_args<Key, Value> a;
+    for (int i = 0; i < 2; ++i) {
+      a.keys[i] = keys[i];
+      a.values[i] = values[i];
+    }
+    a.n = n;
+    a.keys_per_block = lp.keys_per_block;
+    a.local_threshold = t.local_threshold;
+    a.merge_threshold = t.merge_threshold;
+    a.skew_divisor = t.skew_divisor;
+    a.local_match = t.local_match;
+    a.rank_group_max = t.rank_group_max;
+    a.group_bits = t.group_bits;
+    a.config_count = lp.config_count;
+    auto clamp32 = [](std::uint64_t v) {
+      return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, ~std::uint32_t{0}));
+    };
+    for (int c = 0; c < lp.config_count; ++c) {
+      a.config_capacity[c] = lp.config_capacity[c];
+      a.ws.jobs[c] = reinterpret_cast<local_job*>(d_workspace + l.jobs_offset[c]);
+      a.ws.job_capacity[c] = clamp32(l.job_capacity[c]);
+    }
+    a.ws.ctr = reinterpret_cast<counters*>(d_workspace + l.counters_offset);
+    for (int p = 0; p < 2; ++p) {
+      a.ws.buckets[p] = reinterpret_cast<bucket*>(d_workspace + l.buckets_offset[p]);
+      a.ws.bucket_hist[p] =
+          reinterpret_cast<unsigned long long*>(d_workspace + l.bucket_hist_offset[p]);
+      a.ws.blocks[p] = reinterpret_cast<key_block*>(d_workspace + l.blocks_offset[p]);
+    }
+    a.ws.block_hist = reinterpret_cast<std::uint32_t*>(d_workspace + l.block_hist_offset);
+    a.ws.bucket_capacity = clamp32(l.bucket_capacity);
+    a.ws.block_capacity = clamp32(l.block_capacity);
+
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(a.ws.ctr, 0, sizeof(counters), stream));
+    const std::uint64_t first_blocks = n / lp.keys_per_block + 1;
+    const int init_grid = static_cast<int>(std::min<std::uint64_t>(
+        shapes.init_grid, (first_blocks + detail::init_threads - 1) / detail::init_threads));
+    auto launched = [&](const char* kernel, int index) {
+      GPUSORT_CUDA_CHECK_LAUNCH();
+      if (observer != nullptr) observer->launched(kernel, index, stream);
+    };
+    init_kernel<Key, Value, P><<<init_grid, detail::init_threads, 0, stream>>>(a);
+    launched("init", 0);
+    if (n > t.local_threshold) {
+      // A constant number of launches per round; a round with no bucket left costs only its
+      // launches (every block reads a zero count and returns).
+      const int threads = static_cast<int>(t.counting_threads);
+      const std::size_t scatter_smem =
+          scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
+      for (int round = 0; round < key_digits<Key>; ++round) {
+        histogram_kernel<Key, Value, P><<<shapes.histogram_grid, threads, 0, stream>>>(a, round);
+        launched("histogram", round);
+        plan_kernel<Key, Value, P><<<shapes.plan_grid, radix, 0, stream>>>(a, round);
+        launched("plan", round);
+        scatter_kernel<Key, Value, P>
+            <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(a, round);
+        launched("scatter", round);
+      }
+    }
+    for (int c = 0; c < lp.config_count; ++c) {
+      const local_config lc = t.local_configs[c];
+      const std::size_t smem = local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread);
+      const auto kernel = detail::local_kernel_for<Key, Value, P>(lc.keys_per_thread);
+      kernel<<<shapes.local_grid[c], lc.block_threads, smem, stream>>>(a, c);
+      launched("local", c);
+    }
+  });
+}
+
+template <typename Key, typename Value>
+std::string describe(const tuning& requested, int cc) {
+  std::ostringstream os;
+  with_policy(detail::policies_of<Key, Value>{}, cc, [&](auto policy) {
+    using P = decltype(policy);
+    const tuning t = detail::resolve_with<P>(requested);
+    os << "counting " << t.counting_threads << "x" << P::counting.keys_per_thread << " ("
+       << t.counting_threads * P::counting.keys_per_thread << " keys per block), local "
+       << t.local_configs[0] << ".." << t.local_configs[t.local_config_count - 1] << " in "
+       << t.local_config_count << " configurations ("
+       << (t.local_match == match_mode::ballot ? "ballot" : "atomic-or") << " match), thresholds "
+       << t.local_threshold << "/" << t.merge_threshold << ", skew 1/" << t.skew_divisor
+       << ", rank groups <= " << t.rank_group_max << " of " << t.group_bits << " bits"
+       << ", sm_" << P::min_compute_capability << " policy";
+  });
+  return os.str();
+}
+
+}  // namespace gpusort::gpu::hrs
+
+/// Explicit instantiations of the HRS dispatch for one key/value type.
+#define GPUSORT_HRS_INSTANTIATE(KEY, VALUE)                                                      \
+  template gpusort::gpu::hrs::device_shapes gpusort::gpu::hrs::prepare<KEY, VALUE>(             \
+      int, const gpusort::gpu::hrs::tuning&);                                                    \
+  template gpusort::gpu::hrs::tuning gpusort::gpu::hrs::resolve<KEY, VALUE>(                     \
+      const gpusort::gpu::hrs::tuning&, int);                                                    \
+  template std::uint64_t gpusort::gpu::hrs::workspace_bytes<KEY, VALUE>(                         \
+      std::uint64_t, const gpusort::gpu::hrs::tuning&, int);                                     \
+  template void gpusort::gpu::hrs::sort<KEY, VALUE>(                                             \
+      const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&, KEY* const[2], \
+      VALUE* const[2], std::uint64_t, std::byte*, std::size_t, cudaStream_t,                     \
+      gpusort::gpu::hrs::launch_observer*);                                                      \
+  template std::string gpusort::gpu::hrs::describe<KEY, VALUE>(const gpusort::gpu::hrs::tuning&, \
+                                                               int);

@@ -1,0 +1,736 @@
+// The hybrid radix sort's __global__ kernels (Stehle & Jacobsen 2017, section 4): one counting
+// pass per round (histogram -> plan -> scatter, a constant number of launches whatever the number
+// of buckets), the local sorts at the end, and the initial assignment. Template parameters are the
+// key and value words and the tuning policy (hrs_tuning.cuh); launched only from
+// hrs_dispatch.cuh. Every loop over work the device produced reads its length from the counters,
+// so that the host enqueues the whole sort without waiting.
+//
+// Buffers: round r reads its buckets from keys[r % 2] and scatters them into keys[(r + 1) % 2];
+// every key type has an even number of 8-bit digits, so the last round lands in keys[0], and the
+// local sorts write keys[0] too: the sorted keys always end in keys[0] (section 4.1).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "gpu/hrs/hrs_block.cuh"
+#include "gpu/hrs/hrs_tuning.cuh"
+#include "gpu/hrs/hrs_workspace.cuh"
+
+namespace gpusort::gpu::hrs {
+
+template <typename Key>
+inline constexpr int key_digits = static_cast<int>(sizeof(Key));
+
+/// The bit where round r's digit starts: the most significant digit first.
+template <typename Key>
+__host__ __device__ constexpr unsigned round_shift(int round) {
+  return static_cast<unsigned>(radix_bits * (key_digits<Key> - 1 - round));
+}
+
+template <typename Value>
+inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
+
+/// The smallest local configuration that holds `size` keys.
+template <typename Key, typename Value>
+__device__ __forceinline__ int config_for(const sort_args<Key, Value>& a, std::uint64_t size) {
+  int c = 0;
+  while (c + 1 < a.config_count && a.config_capacity[c] < size) ++c;
+  return c;
+}
+
+/// Marks the sort as broken (a bound of the model was exceeded: a bug); the host checks it in tests.
+__device__ __forceinline__ void report_overflow(counters* ctr) { atomicExch(&ctr->overflow, 1u); }
+
+// --- initial assignment ------------------------------------------------------------------------
+
+/**
+ * Round 0: one bucket of all n keys split into key blocks, or, when n fits a local sort, one
+ * local job. The counters were zeroed before.
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void init_kernel(sort_args<Key, Value> a) {
+  const std::uint64_t kpb = a.keys_per_block;
+  const std::uint64_t n = a.n;
+  const std::uint64_t tid = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  if (n <= a.local_threshold) {
+    if (tid == 0 && n > 0) {
+      const int c = config_for(a, n);
+      a.ws.jobs[c][0] = local_job{0, static_cast<std::uint32_t>(n), 0};
+      a.ws.ctr->jobs[c] = 1;
+    }
+    return;
+  }
+  const std::uint64_t blocks = (n + kpb - 1) / kpb;
+  if (tid == 0) {
+    a.ws.buckets[0][0] = bucket{0, n, ~std::uint64_t{0}, 0, 0, 0};
+    a.ws.ctr->buckets[0] = 1;
+    a.ws.ctr->blocks[0] = static_cast<std::uint32_t>(blocks);
+  }
+  for (std::uint64_t i = tid; i < radix; i += stride) a.ws.bucket_hist[0][i] = 0;
+  for (std::uint64_t b = tid; b < blocks; b += stride) {
+    const std::uint64_t first = b * kpb;
+    a.ws.blocks[0][b] =
+        key_block{first, static_cast<std::uint32_t>(n - first < kpb ? n - first : kpb), 0};
+  }
+}
+
+// --- counting pass 1: histograms ----------------------------------------------------------------
+
+/// The key blocks [first, last) a thread block of the grid takes: contiguous ranges, so that a
+/// thread block mostly stays inside one bucket.
+struct block_range {
+  std::uint32_t first;
+  std::uint32_t last;
+};
+__device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) {
+  const std::uint32_t per = (total + gridDim.x - 1) / gridDim.x;
+  const std::uint64_t first = std::uint64_t{blockIdx.x} * per;
+  const std::uint64_t last = first + per < total ? first + per : total;
+  return first < last ? block_range{static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last)}
+                      : block_range{0, 0};
+}
+
+/**
+ * Histogram of round `round`'s digit for every key block (section 4.3): each thread reduces its
+ * digits in registers first (a sorting network over groups of 8, then one shared atomic per run
+ * of equal digits), so that skewed inputs do not serialize on one counter. The block's histogram
+ * is stored for the scatter; the bucket's histogram and its smallest and largest key are
+ * accumulated in shared memory while consecutive key blocks belong to the same bucket and added
+ * to device memory with one atomic per digit when the bucket changes.
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(Policy::max_counting_threads)
+    histogram_kernel(sort_args<Key, Value> a, int round) {
+  const unsigned threads = blockDim.x;
+  constexpr int kpt = Policy::counting.keys_per_thread;
+  constexpr int group = kpt < 8 ? kpt : 8;
+  static_assert(kpt % group == 0 && (group & (group - 1)) == 0);
+  __shared__ std::uint32_t hist[radix];
+  __shared__ std::uint32_t acc[radix];
+  __shared__ std::uint64_t scratch[Policy::max_counting_threads / warp_threads];
+
+  const block_range range = range_of_grid_block(a.ws.ctr->blocks[round]);
+  if (range.first == range.last) return;
+  const int parity = round & 1;
+  const unsigned shift = round_shift<Key>(round);
+  const Key* src = a.keys[parity];
+  for (unsigned t = threadIdx.x; t < radix; t += threads) acc[t] = 0;
+  std::uint64_t key_min = ~std::uint64_t{0};
+  std::uint64_t key_max = 0;
+  std::uint32_t current = ~0u;
+
+  // Adds the accumulated histogram and extremes to bucket `b` (every thread calls it).
+  auto flush = [&](std::uint32_t b) {
+    for (unsigned t = threadIdx.x; t < radix; t += threads) {
+      if (acc[t] != 0)
+        atomicAdd(&a.ws.bucket_hist[parity][std::uint64_t{b} * radix + t],
+                  static_cast<unsigned long long>(acc[t]));
+      acc[t] = 0;
+    }
+    const std::uint64_t lo = block::all_reduce(key_min, block::op_min{}, scratch);
+    const std::uint64_t hi = block::all_reduce(key_max, block::op_max{}, scratch);
+    if (threadIdx.x == 0) {
+      auto* entry = &a.ws.buckets[parity][b];
+      atomicMin(reinterpret_cast<unsigned long long*>(&entry->min_key), lo);
+      atomicMax(reinterpret_cast<unsigned long long*>(&entry->max_key), hi);
+    }
+    key_min = ~std::uint64_t{0};
+    key_max = 0;
+  };
+
+  for (std::uint32_t b = range.first; b < range.last; ++b) {
+    const key_block blk = a.ws.blocks[parity][b];
+    if (blk.bucket != current) {
+      if (current != ~0u) flush(current);
+      current = blk.bucket;
+    }
+    // Thread t zeroes and later reads hist[t] itself: no barrier between its read of the last
+    // block and this store; the barrier below orders the store before everyone's atomics.
+    for (unsigned t = threadIdx.x; t < radix; t += threads) hist[t] = 0;
+    __syncthreads();
+    std::uint32_t digits[kpt];
+#pragma unroll
+    for (int i = 0; i < kpt; ++i) {
+      const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+      if (idx < blk.count) {
+        const Key key = src[blk.offset + idx];
+        digits[i] = block::digit_of(key, shift);
+        key_min = key < key_min ? key : key_min;
+        key_max = key > key_max ? key : key_max;
+      } else {
+        digits[i] = radix;  // sorts last, counted nowhere
+      }
+    }
+    block::sort_groups<group>(digits);
+#pragma unroll
+    for (int g = 0; g < kpt; g += group) {
+      std::uint32_t run = 1;
+#pragma unroll
+      for (int i = 0; i < group; ++i) {
+        const std::uint32_t d = digits[g + i];
+        const std::uint32_t next =
+            i + 1 < group ? digits[g + i + 1 < kpt ? g + i + 1 : g + i] : radix + 1;
+        if (next != d) {
+          if (d < radix) atomicAdd(&hist[d], run);
+          run = 1;
+        } else {
+          ++run;
+        }
+      }
+    }
+    __syncthreads();
+    for (unsigned t = threadIdx.x; t < radix; t += threads) {
+      const std::uint32_t c = hist[t];
+      a.ws.block_hist[std::uint64_t{b} * radix + t] = c;
+      acc[t] += c;
+    }
+  }
+  flush(current);
+}
+
+// --- counting pass 2: plan ----------------------------------------------------------------------
+
+/**
+ * One thread block of `radix` threads per bucket of round `round`, thread d for digit d: turns
+ * the bucket's histogram into the scatter's write cursors, and assigns the sub-buckets: larger
+ * than the local threshold -> a bucket of the next round with its key blocks (the next pass's
+ * block assignments, produced here on the device); otherwise -> a local-sort job, neighbouring
+ * sub-buckets of fewer than merge_threshold keys merged (section 4.2). A bucket whose keys are
+ * all equal is done; in an odd round it still has to move to keys[0], so only even rounds stop.
+ * The last round's sub-buckets are sorted already.
+ *
+ * Merging, in parallel: the tiny sub-buckets (fewer than merge_threshold keys) of a bucket are
+ * grouped by floor(G / merge_threshold), G being the keys in tiny sub-buckets before them; a
+ * group also ends at any larger sub-bucket. A merged job thus holds fewer than twice
+ * merge_threshold keys, and the jobs per bucket stay bounded (hrs_workspace.cuh).
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, int round) {
+  const std::uint32_t kpb = a.keys_per_block;
+  static_assert(Policy::plan_threads == radix);
+  __shared__ std::uint64_t s_start[radix];      // sub-bucket offsets in the bucket
+  __shared__ std::uint64_t s_count[radix];
+  __shared__ std::uint32_t s_block_first[radix + 1];
+  __shared__ std::uint32_t s_large_rank[radix];
+  __shared__ std::uint64_t s_tiny_before[radix];  // G above
+  __shared__ std::uint32_t s_kind[radix];
+  __shared__ std::uint32_t s_starts[radix];
+  __shared__ std::int32_t s_next_boundary[radix];
+  __shared__ std::uint32_t s_jobs[max_local_configs];
+  __shared__ std::uint32_t s_job_base[max_local_configs];
+  __shared__ std::uint32_t s_bucket_base;
+  __shared__ std::uint32_t s_block_base;
+  __shared__ std::uint64_t scratch64[radix / warp_threads];
+  __shared__ std::int32_t scratch32[radix / warp_threads];
+  __shared__ std::uint32_t scratchu[radix / warp_threads];
+  enum : std::uint32_t { kind_empty = 0, kind_tiny = 1, kind_larger = 2 };
+
+  const int parity = round & 1;
+  const int next = parity ^ 1;
+  const unsigned shift = round_shift<Key>(round);
+  const std::uint32_t buckets = a.ws.ctr->buckets[round];
+  const std::uint32_t d = threadIdx.x;
+  const std::uint64_t local_threshold = a.local_threshold;
+  const std::uint64_t merge_threshold = a.merge_threshold;
+
+  for (std::uint32_t i = blockIdx.x; i < buckets; i += gridDim.x) {
+    const bucket bk = a.ws.buckets[parity][i];
+    unsigned long long* hist = a.ws.bucket_hist[parity] + std::uint64_t{i} * radix;
+    if (parity == 0 && bk.min_key == bk.max_key) {
+      if (d == 0) a.ws.buckets[parity][i].done = 1;
+      continue;
+    }
+    const std::uint64_t c = hist[d];
+    const std::uint64_t p = block::exclusive_scan(c, block::op_sum{}, std::uint64_t{0}, scratch64);
+    hist[d] = bk.offset + p;  // the scatter's cursor of sub-bucket d
+    if (shift == 0) continue;  // the last digit: every sub-bucket is sorted
+
+    // Sub-buckets larger than the local threshold: buckets of the next round.
+    const bool large = c > local_threshold;
+    const std::uint32_t blocks = large ? static_cast<std::uint32_t>((c + kpb - 1) / kpb) : 0;
+    std::uint32_t large_total = 0;
+    std::uint32_t block_total = 0;
+    const std::uint32_t large_rank =
+        block::exclusive_scan(large ? 1u : 0u, block::op_sum{}, 0u, scratchu, &large_total);
+    const std::uint32_t block_first =
+        block::exclusive_scan(blocks, block::op_sum{}, 0u, scratchu, &block_total);
+    s_start[d] = p;
+    s_count[d] = c;
+    s_block_first[d] = block_first;
+    if (d == 0) s_block_first[radix] = block_total;
+    s_large_rank[d] = large_rank;
+    if (d == 0) {
+      std::uint32_t bucket_base = 0;
+      std::uint32_t block_base = 0;
+      if (large_total != 0) {
+        bucket_base = atomicAdd(&a.ws.ctr->buckets[round + 1], large_total);
+        block_base = atomicAdd(&a.ws.ctr->blocks[round + 1], block_total);
+        if (std::uint64_t{bucket_base} + large_total > a.ws.bucket_capacity ||
+            std::uint64_t{block_base} + block_total > a.ws.block_capacity) {
+          report_overflow(a.ws.ctr);
+          bucket_base = ~0u;
+        }
+      }
+      s_bucket_base = bucket_base;
+      s_block_base = block_base;
+    }
+    __syncthreads();
+    const std::uint32_t bucket_base = s_bucket_base;
+    const std::uint32_t block_base = s_block_base;
+    if (large_total != 0 && bucket_base != ~0u) {
+      if (large)
+        a.ws.buckets[next][bucket_base + large_rank] =
+            bucket{bk.offset + p, c, ~std::uint64_t{0}, 0, 0, 0};
+      unsigned long long* next_hist = a.ws.bucket_hist[next] + std::uint64_t{bucket_base} * radix;
+      for (std::uint32_t e = d; e < large_total * radix; e += radix) next_hist[e] = 0;
+      for (std::uint32_t e = d; e < block_total; e += radix) {
+        // The sub-bucket whose blocks include e: the last digit whose first block is <= e.
+        std::uint32_t lo = 0;
+        std::uint32_t hi = radix;  // s_block_first[hi] > e
+        while (hi - lo > 1) {
+          const std::uint32_t mid = (lo + hi) / 2;
+          if (s_block_first[mid] <= e) lo = mid;
+          else hi = mid;
+        }
+        const std::uint64_t k = e - s_block_first[lo];
+        const std::uint64_t left = s_count[lo] - k * kpb;
+        a.ws.blocks[next][block_base + e] =
+            key_block{bk.offset + s_start[lo] + k * kpb,
+                      static_cast<std::uint32_t>(left < kpb ? left : kpb),
+                      bucket_base + s_large_rank[lo]};
+      }
+    }
+
+    // Sub-buckets at or below the local threshold: local-sort jobs, tiny ones merged.
+    const bool tiny = c > 0 && c < merge_threshold;
+    const std::uint64_t tiny_before =
+        block::exclusive_scan(tiny ? c : 0, block::op_sum{}, std::uint64_t{0}, scratch64);
+    const std::int32_t prev_nonzero = block::exclusive_scan(
+        c > 0 ? static_cast<std::int32_t>(d) : -1, block::op_max{}, -1, scratch32);
+    s_kind[d] = c == 0 ? kind_empty : (tiny ? kind_tiny : kind_larger);
+    s_tiny_before[d] = tiny_before;
+    if (d < max_local_configs) s_jobs[d] = 0;
+    __syncthreads();
+    bool starts = false;
+    if (c > 0 && !large) {
+      if (!tiny) {
+        starts = true;
+      } else {
+        starts = prev_nonzero < 0 || s_kind[prev_nonzero] != kind_tiny ||
+                 s_tiny_before[prev_nonzero] / merge_threshold != tiny_before / merge_threshold;
+      }
+    }
+    s_starts[d] = starts ? 1u : 0u;
+    __syncthreads();
+    // The next job start or larger sub-bucket after d ends d's job: a suffix scan, done as a
+    // prefix scan in mirrored order (thread t takes digit radix-1-t).
+    {
+      const std::uint32_t mirrored = radix - 1 - d;
+      const bool boundary = s_count[mirrored] > local_threshold || s_starts[mirrored] != 0;
+      s_next_boundary[mirrored] = block::exclusive_scan(
+          boundary ? static_cast<std::int32_t>(mirrored) : static_cast<std::int32_t>(radix),
+          block::op_min{}, static_cast<std::int32_t>(radix), scratch32);
+    }
+    __syncthreads();
+    int config = 0;
+    std::uint32_t job_rank = 0;
+    local_job job{};
+    if (starts) {
+      const std::int32_t end_digit = s_next_boundary[d];
+      const std::uint64_t end = end_digit < radix ? s_start[end_digit] : bk.size;
+      job = local_job{bk.offset + p, static_cast<std::uint32_t>(end - p),
+                      static_cast<std::uint32_t>(next)};
+      config = config_for(a, end - p);
+      job_rank = atomicAdd(&s_jobs[config], 1u);
+    }
+    __syncthreads();
+    if (d < static_cast<std::uint32_t>(a.config_count) && s_jobs[d] != 0) {
+      std::uint32_t base = atomicAdd(&a.ws.ctr->jobs[d], s_jobs[d]);
+      if (std::uint64_t{base} + s_jobs[d] > a.ws.job_capacity[d]) {
+        report_overflow(a.ws.ctr);
+        base = ~0u;
+      }
+      s_job_base[d] = base;
+    }
+    __syncthreads();
+    if (starts && s_job_base[config] != ~0u) a.ws.jobs[config][s_job_base[config] + job_rank] = job;
+    __syncthreads();  // the shared arrays are reused by the next bucket
+  }
+}
+
+// --- counting pass 3: scatter -------------------------------------------------------------------
+
+/// Dynamic shared memory of the scatter kernel: the key tile, one match word per warp and label
+/// (radix digits and "no key"), and for pairs the tile's source indices and the staged values.
+template <typename Key, typename Value>
+constexpr std::size_t scatter_smem_bytes(int block_threads, int keys_per_thread) {
+  const std::size_t kpb = static_cast<std::size_t>(block_threads) * keys_per_thread;
+  const std::size_t words = static_cast<std::size_t>(block_threads / warp_threads) * (radix + 1);
+  std::size_t bytes = (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16;
+  if (has_values<Value>) bytes += (kpb * sizeof(std::uint16_t) + 15) / 16 * 16 + kpb * sizeof(Value);
+  return bytes;
+}
+
+/**
+ * The lanes of this warp whose label equals this lane's, through shared memory: each lane ORs
+ * its bit into its label's word, the warp reads the words back, and the highest lane of each
+ * group clears its word again (`words` holds one zeroed word per label for this warp). Lanes
+ * with `active` false take no part (their result is 0). Every lane of the warp calls it.
+ */
+__device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words,
+                                                            std::uint32_t label, bool active) {
+  if (active) atomicOr(&words[label], 1u << block::lane_id());
+  __syncwarp();
+  const std::uint32_t peers = active ? words[label] : 0u;
+  __syncwarp();
+  if (active && block::lane_id() == 31u - __clz(peers)) words[label] = 0;
+  __syncwarp();
+  return peers;
+}
+
+/**
+ * Scatters each key block into its bucket's sub-buckets (section 4.4): the block reserves its
+ * chunk of every sub-bucket with one atomic per (block, sub-bucket) from its stored histogram,
+ * partitions its keys in shared memory (one shared atomic per key, or per warp and digit when
+ * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
+ * The block's keys are loaded first, so that their latency overlaps the reservation. Thread
+ * blocks take key blocks in turn (block b by thread block b mod grid), so that the key blocks
+ * of one bucket are scattered at the same time and each sub-bucket fills from few write fronts
+ * that stay in L2. Pairs note each key's source index in the tile and fetch the values, staged
+ * in shared memory, in tile order.
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(Policy::max_counting_threads, 2)
+    scatter_kernel(sort_args<Key, Value> a, int round) {
+  const unsigned threads = blockDim.x;
+  constexpr int kpt = Policy::counting.keys_per_thread;
+  const std::uint32_t kpb = a.keys_per_block;
+  extern __shared__ uint4 smem[];
+  Key* tile = reinterpret_cast<Key*>(smem);
+  std::uint32_t* match_words = reinterpret_cast<std::uint32_t*>(tile + kpb);
+  std::uint32_t* warp_words = match_words + block::warp_id() * (radix + 1);
+  const std::size_t words = static_cast<std::size_t>(block::warp_count()) * (radix + 1);
+  std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(
+      reinterpret_cast<std::byte*>(smem) + (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16);
+  Value* value_stage = reinterpret_cast<Value*>(
+      reinterpret_cast<std::byte*>(index_tile) + (kpb * sizeof(std::uint16_t) + 15) / 16 * 16);
+  __shared__ std::uint32_t s_count[radix];
+  __shared__ std::uint32_t s_local[radix];  // first position of each digit in the tile
+  __shared__ std::uint32_t s_fill[radix];
+  __shared__ std::uint64_t s_delta[radix];  // destination index - tile position
+  __shared__ std::uint32_t scratch[Policy::max_counting_threads / warp_threads];
+
+  const std::uint32_t total = a.ws.ctr->blocks[round];
+  if (blockIdx.x >= total) return;
+  const int parity = round & 1;
+  const int next = parity ^ 1;
+  const unsigned shift = round_shift<Key>(round);
+  const Key* src = a.keys[parity];
+  Key* dst = a.keys[next];
+  for (unsigned e = threadIdx.x; e < words; e += threads) match_words[e] = 0;
+
+  for (std::uint32_t b = blockIdx.x; b < total; b += gridDim.x) {
+    const key_block blk = a.ws.blocks[parity][b];
+    if (a.ws.buckets[parity][blk.bucket].done) continue;
+    // The keys first: their loads are in flight while the block reserves its chunks.
+    Key keys[kpt];
+#pragma unroll
+    for (int i = 0; i < kpt; ++i) {
+      const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+      keys[i] = idx < blk.count ? src[blk.offset + idx] : Key{0};
+    }
+    __syncthreads();  // the last block's write-out has read the tile, s_delta and the stage
+    if constexpr (has_values<Value>) {
+      const Value* vsrc = a.values[parity] + blk.offset;
+      for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) value_stage[i] = vsrc[i];
+    }
+    std::uint32_t largest = 0;
+    for (unsigned t = threadIdx.x; t < radix; t += threads) {
+      const std::uint32_t c = a.ws.block_hist[std::uint64_t{b} * radix + t];
+      s_count[t] = c;
+      s_local[t] = c;
+      s_fill[t] = 0;
+      largest = c > largest ? c : largest;
+    }
+    largest = block::all_reduce(largest, block::op_max{}, scratch);
+    block::exclusive_sum_radix(s_local, scratch);
+    unsigned long long* cursors = a.ws.bucket_hist[parity] + std::uint64_t{blk.bucket} * radix;
+    for (unsigned t = threadIdx.x; t < radix; t += threads) {
+      const std::uint32_t c = s_count[t];
+      if (c != 0)
+        s_delta[t] = atomicAdd(&cursors[t], static_cast<unsigned long long>(c)) - s_local[t];
+    }
+    const bool skewed = largest * a.skew_divisor > blk.count;
+
+    auto place = [&](int i, std::uint32_t idx, std::uint32_t position) {
+      tile[position] = keys[i];
+      if constexpr (has_values<Value>) index_tile[position] = static_cast<std::uint16_t>(idx);
+    };
+    if (!skewed) {
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+        if (idx < blk.count) {
+          const std::uint32_t d = block::digit_of(keys[i], shift);
+          place(i, idx, s_local[d] + atomicAdd(&s_fill[d], 1u));
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+        const bool valid = idx < blk.count;
+        const std::uint32_t d = valid ? block::digit_of(keys[i], shift) : radix;
+        const std::uint32_t peers = match_through_smem(warp_words, d, valid);
+        const int leader = valid ? __ffs(peers) - 1 : 0;
+        std::uint32_t first = 0;
+        if (valid && static_cast<int>(block::lane_id()) == leader)
+          first = atomicAdd(&s_fill[d], static_cast<std::uint32_t>(__popc(peers)));
+        first = __shfl_sync(block::full_mask, first, leader);
+        if (valid) place(i, idx, s_local[d] + first + __popc(peers & block::lanes_below()));
+      }
+    }
+    __syncthreads();
+    for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) {
+      const Key key = tile[i];
+      const std::uint64_t to = s_delta[block::digit_of(key, shift)] + i;
+      dst[to] = key;
+      if constexpr (has_values<Value>) a.values[next][to] = value_stage[index_tile[i]];
+    }
+  }
+}
+
+// --- local sort ---------------------------------------------------------------------------------
+
+/// Dynamic shared memory of a local sort of block_threads x keys_per_thread keys: per-warp digit
+/// counters and match words, the key tile, and for pairs the index tile and the staged values.
+template <typename Key, typename Value>
+constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
+  const std::size_t capacity = static_cast<std::size_t>(block_threads) * keys_per_thread;
+  const std::size_t per_warp = static_cast<std::size_t>(block_threads / warp_threads) * radix * 4;
+  const std::size_t indices = (capacity * sizeof(std::uint16_t) + 15) / 16 * 16;
+  std::size_t bytes = 2 * per_warp + 2 * capacity * sizeof(Key);  // counters, words, 2 tiles
+  if (has_values<Value>) bytes += 2 * indices + capacity * sizeof(Value);
+  return bytes;
+}
+
+/**
+ * Sorts each job of local configuration `config` in one thread block, in shared memory, in one
+ * read and one write (section 4.2). Only the bits in which the job's keys differ count (found by
+ * OR-ing every key with the first). First an unstable counting pass on the top a.group_bits
+ * of those bits groups the keys; where every group holds at most a.rank_group_max keys
+ * (uniform-like keys: about 16 per group for 4096 keys and 8 bits), each key's place in its
+ * group is the number of smaller keys there (equal keys by position), and the job is done in
+ * that one pass. Otherwise an LSD
+ * radix sort whose 8-bit windows cover exactly the differing bits, each window a stable pass
+ * ranked per warp (ballots or shared match words, a.local_match). Pairs carry a 16-bit index
+ * and fetch their values from shared memory at the end. The block size is the configuration's
+ * (a launch parameter); KeysPerThread is compiled. The result goes to keys[0].
+ */
+template <typename Key, typename Value, typename Policy, int KeysPerThread>
+__global__ void __launch_bounds__(Policy::max_local_threads,
+                                  KeysPerThread <= Policy::small_keys_per_thread ? 2 : 1)
+    local_sort_kernel(sort_args<Key, Value> a, int config) {
+  constexpr int kpt = KeysPerThread;
+  constexpr bool pairs = has_values<Value>;
+  extern __shared__ uint4 smem[];
+  const unsigned warps = block::warp_count();
+  const unsigned warp = block::warp_id();
+  const unsigned lane = block::lane_id();
+  const std::uint32_t capacity = blockDim.x * kpt;
+  std::uint32_t* counts = reinterpret_cast<std::uint32_t*>(smem);  // [warps][radix]
+  std::uint32_t* match_words = counts + warps * radix;               // [warps][radix]
+  Key* tile = reinterpret_cast<Key*>(match_words + warps * radix);
+  Key* sorted_tile = tile + capacity;
+  const std::size_t index_bytes = (capacity * sizeof(std::uint16_t) + 15) / 16 * 16;
+  std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(sorted_tile + capacity);
+  std::uint16_t* sorted_index = reinterpret_cast<std::uint16_t*>(
+      reinterpret_cast<std::byte*>(index_tile) + index_bytes);
+  Value* value_stage = reinterpret_cast<Value*>(
+      reinterpret_cast<std::byte*>(sorted_index) + index_bytes);
+  __shared__ std::uint64_t scratch[Policy::max_local_threads / warp_threads];
+  __shared__ std::uint32_t totals[radix];
+  __shared__ std::uint32_t scratch32[Policy::max_local_threads / warp_threads];
+
+  const std::uint32_t jobs = a.ws.ctr->jobs[config];
+  const local_job* job_list = a.ws.jobs[config];
+  const bool by_ballot = a.local_match == match_mode::ballot;
+  // Item i of a thread is key base + 32 i: warp w holds keys [w * 32 kpt, (w + 1) * 32 kpt),
+  // so visiting items in order, lanes in order, is visiting keys in order (stability).
+  const std::uint32_t base = warp * warp_threads * kpt + lane;
+  std::uint32_t* warp_counts = counts + warp * radix;
+  std::uint32_t* warp_words = match_words + warp * radix;
+  for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
+  __syncwarp();
+
+  for (std::uint32_t j = blockIdx.x; j < jobs; j += gridDim.x) {
+    const local_job job = job_list[j];
+    const Key* src = a.keys[job.buffer] + job.offset;
+    Key* dst = a.keys[0] + job.offset;
+    Key keys[kpt];
+    std::uint32_t index[kpt];  // pairs: where the key's value waits in value_stage
+    std::uint32_t ranks[kpt];  // a key's place among its digit's (or its group's) keys
+    const Key first = src[0];
+    Key differ = 0;
+#pragma unroll
+    for (int i = 0; i < kpt; ++i) {
+      const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+      index[i] = idx;
+      if (idx < job.size) {
+        keys[i] = src[idx];
+        differ |= keys[i] ^ first;
+      } else {
+        keys[i] = ~Key{0};  // padding sorts after every key and is never written
+      }
+    }
+    if constexpr (pairs) {
+      const Value* vsrc = a.values[job.buffer] + job.offset;
+      for (std::uint32_t i = threadIdx.x; i < job.size; i += blockDim.x) value_stage[i] = vsrc[i];
+    }
+    differ = static_cast<Key>(block::all_reduce(std::uint64_t{differ}, block::op_or{}, scratch));
+    const bool any_pass = differ != 0;
+
+    if (differ != 0) {
+      // Group by the top differing bits (unstable: a shared atomic per key gives its place in
+      // its group), counters in the space of the LSD counters and match words.
+      constexpr unsigned key_bits = 8 * sizeof(Key);
+      const unsigned top = key_bits - 1 -
+                           static_cast<unsigned>(sizeof(Key) == 8 ? __clzll(static_cast<long long>(differ))
+                                                                  : __clz(static_cast<int>(differ)));
+      const unsigned room_bits = 31u - __clz(static_cast<int>(2 * warps * radix - 1));
+      const unsigned bits = min(a.group_bits, room_bits);
+      const std::uint32_t groups = 1u << bits;
+      const unsigned group_shift = top + 1 >= bits ? top + 1 - bits : 0;
+      std::uint32_t* group_first = counts;  // [groups + 1]: counts, then first positions
+      auto group_of = [&](Key key) {
+        return static_cast<std::uint32_t>(key >> group_shift) & (groups - 1);
+      };
+      for (unsigned g = threadIdx.x; g <= groups; g += blockDim.x) group_first[g] = 0;
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+        if (idx < job.size) ranks[i] = atomicAdd(&group_first[group_of(keys[i])], 1u);
+      }
+      __syncthreads();
+      std::uint32_t largest = 0;
+      for (unsigned g = threadIdx.x; g < groups; g += blockDim.x)
+        largest = group_first[g] > largest ? group_first[g] : largest;
+      largest = block::all_reduce(largest, block::op_max{}, scratch32);
+      if (largest <= a.rank_group_max) {
+        block::exclusive_sum(group_first, groups + 1, scratch32);  // [groups] = job.size
+#pragma unroll
+        for (int i = 0; i < kpt; ++i) {
+          const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+          if (idx < job.size) {
+            const std::uint32_t pos = group_first[group_of(keys[i])] + ranks[i];
+            tile[pos] = keys[i];
+            if constexpr (pairs) index_tile[pos] = static_cast<std::uint16_t>(index[i]);
+          }
+        }
+        __syncthreads();
+        // A key's place in its group: the group's keys smaller than it, and equal ones before it.
+        for (std::uint32_t p = threadIdx.x; p < job.size; p += blockDim.x) {
+          const Key key = tile[p];
+          const std::uint32_t g = group_of(key);
+          const std::uint32_t first_in_group = group_first[g];
+          const std::uint32_t end_of_group = group_first[g + 1];
+          std::uint32_t rank = 0;
+          for (std::uint32_t j = first_in_group; j < end_of_group; ++j) {
+            const Key other = tile[j];
+            rank += (other < key || (other == key && j < p)) ? 1u : 0u;
+          }
+          sorted_tile[first_in_group + rank] = key;
+          if constexpr (pairs) sorted_index[first_in_group + rank] = index_tile[p];
+        }
+        __syncthreads();
+        for (std::uint32_t p = threadIdx.x; p < job.size; p += blockDim.x) {
+          dst[p] = sorted_tile[p];
+          if constexpr (pairs) a.values[0][job.offset + p] = value_stage[sorted_index[p]];
+        }
+        __syncthreads();  // the tiles, the stage and the counters are reused by the next job
+        continue;
+      }
+      // Skewed: the LSD passes below; their match words must be zero again.
+      for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
+      __syncthreads();
+    }
+
+    while (differ != 0) {  // one stable pass per 8-bit window, lowest first
+      const unsigned shift = static_cast<unsigned>(__ffsll(static_cast<long long>(differ)) - 1);
+      // Only this warp touches its counters until the barrier after the ranking.
+      for (unsigned e = lane; e < radix; e += warp_threads) warp_counts[e] = 0;
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t d = block::digit_of(keys[i], shift);
+        std::uint32_t peers;
+        if (by_ballot) {
+          peers = block::match_peers<radix_bits>(d);
+        } else {
+          atomicOr(&warp_words[d], 1u << lane);
+          __syncwarp();
+          peers = warp_words[d];
+        }
+        const std::uint32_t before = warp_counts[d];
+        __syncwarp();
+        ranks[i] = before + __popc(peers & block::lanes_below());
+        if (lane == 31u - __clz(peers)) {
+          warp_counts[d] = before + __popc(peers);
+          if (!by_ballot) warp_words[d] = 0;
+        }
+        __syncwarp();
+      }
+      __syncthreads();
+      // Digit-major offsets: all keys of smaller digits, then this digit's keys in earlier warps.
+      for (unsigned dd = threadIdx.x; dd < radix; dd += blockDim.x) {
+        std::uint32_t running = 0;
+        for (unsigned w = 0; w < warps; ++w) {
+          const std::uint32_t c = counts[w * radix + dd];
+          counts[w * radix + dd] = running;
+          running += c;
+        }
+        totals[dd] = running;
+      }
+      __syncthreads();
+      block::exclusive_sum_radix(totals, scratch32);
+      for (unsigned dd = threadIdx.x; dd < radix; dd += blockDim.x) {
+        const std::uint32_t t = totals[dd];
+        for (unsigned w = 0; w < warps; ++w) counts[w * radix + dd] += t;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t pos = warp_counts[block::digit_of(keys[i], shift)] + ranks[i];
+        tile[pos] = keys[i];
+        if constexpr (pairs) index_tile[pos] = static_cast<std::uint16_t>(index[i]);
+      }
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+        keys[i] = tile[idx];
+        if constexpr (pairs) index[i] = index_tile[idx];
+      }
+      const Key window = static_cast<Key>(radix - 1) << shift;
+      differ &= ~window;
+      __syncthreads();  // the tile and the counters are rewritten by the next pass
+    }
+    // Keys that are all equal and already in keys[0] need no write.
+    if (any_pass || job.buffer != 0) {
+#pragma unroll
+      for (int i = 0; i < kpt; ++i) {
+        const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
+        if (idx < job.size) {
+          dst[idx] = keys[i];
+          if constexpr (pairs) a.values[0][job.offset + idx] = value_stage[index[i]];
+        }
+      }
+    }
+    __syncthreads();  // value_stage and the reduction scratch are reused by the next job
+  }
+}
+
+}  // namespace gpusort::gpu::hrs

@@ -1,0 +1,4 @@
+// HRS instantiation: 32-bit normalized keys, no payload.
+#include "gpu/hrs/hrs_dispatch_impl.cuh"
+
+GPUSORT_HRS_INSTANTIATE(std::uint32_t, gpusort::gpu::hrs::no_value)

@@ -1,0 +1,5 @@
+// HRS instantiations: 32-bit normalized keys with 32- or 64-bit packed payloads.
+#include "gpu/hrs/hrs_dispatch_impl.cuh"
+
+GPUSORT_HRS_INSTANTIATE(std::uint32_t, std::uint32_t)
+GPUSORT_HRS_INSTANTIATE(std::uint32_t, std::uint64_t)

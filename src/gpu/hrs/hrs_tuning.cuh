@@ -1,0 +1,158 @@
+// Tuning of the hybrid radix sort (HRS): one policy per key/value size and GPU generation, chosen
+// per compute capability through a chain of policies (newest first, as CUB's ChainedPolicy), and
+// the run-time thresholds that steer it. Policies are plain structs printed by describe().
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <type_traits>
+
+namespace gpusort::gpu::hrs {
+
+/// Counting-sort passes take 8-bit digits (the paper's section 4.4 trade-off between passes and
+/// the write efficiency of the scatter).
+inline constexpr int radix_bits = 8;
+inline constexpr int radix = 1 << radix_bits;
+inline constexpr int warp_threads = 32;
+
+/// Launch shape of the counting-sort kernels (histogram and scatter): each key block of a
+/// bucket holds block_threads * keys_per_thread keys (the paper's KPB). keys_per_thread is
+/// compiled; block_threads is a launch parameter (at most the policy's max_counting_threads).
+struct counting_policy {
+  int block_threads = 512;
+  int keys_per_thread = 16;
+
+  [[nodiscard]] constexpr int keys_per_block() const { return block_threads * keys_per_thread; }
+  friend constexpr bool operator==(const counting_policy&, const counting_policy&) = default;
+  friend std::ostream& operator<<(std::ostream& os, const counting_policy& p) {
+    return os << p.block_threads << "x" << p.keys_per_thread;
+  }
+};
+
+/// One local-sort configuration (section 4.2): a bucket of up to block_threads *
+/// keys_per_thread keys is sorted by one thread block in shared memory. keys_per_thread picks
+/// one of the two compiled local-sort kernels; block_threads is a launch parameter, so that
+/// several configurations share one kernel.
+struct local_config {
+  int block_threads = 256;
+  int keys_per_thread = 9;
+
+  [[nodiscard]] constexpr std::uint32_t capacity() const {
+    return static_cast<std::uint32_t>(block_threads * keys_per_thread);
+  }
+  friend constexpr bool operator==(const local_config&, const local_config&) = default;
+  friend std::ostream& operator<<(std::ostream& os, const local_config& c) {
+    return os << c.block_threads << "x" << c.keys_per_thread;
+  }
+};
+
+/// The local sort's grouping pass takes at most this many bits (4096 counters).
+inline constexpr std::uint32_t max_group_bits = 12;
+
+/// The most local-sort configurations a policy may list.
+inline constexpr int max_local_configs = 12;
+
+/// How the local sort finds the lanes of a warp that hold the same digit.
+enum class match_mode : std::uint8_t {
+  ballot = 1,     ///< one warp vote per digit bit
+  atomic_or = 2,  ///< each lane ORs its bit into a per-warp shared word of its digit, then reads it
+};
+
+/**
+ * Hopper (sm_90), all key/value sizes. Starting point: the paper's Table 3, scaled to Hopper's
+ * 228 KiB of shared memory and 64 K registers per multiprocessor:
+ * - key blocks of 16 keys per thread, 512 threads (8192 keys; 256 threads when key and value
+ *   take more than 8 bytes, for shared memory; the paper: 6912 32-bit / 3456 64-bit keys):
+ *   each block writes runs of 32 keys per sub-bucket on average (H100, 2^28 uniform u32 keys:
+ *   scatter 1.15 ms a round at 8192 keys per block, 1.63 at 4096, 2.32 at 2048);
+ * - local sorts of up to 9216 keys (the paper: 9216 32-bit, 4224 64-bit keys): 2^28 uniform
+ *   64-bit keys leave buckets of about 4096 keys after two passes, which the paper's 4224
+ *   would send through a third pass whenever one bucket drew a little more;
+ * - local configurations every 64 threads up to 512 (9 keys each), then 18 keys per thread.
+ */
+template <int KeyBytes, int ValueBytes>
+struct sm90_policy {
+  static constexpr int min_compute_capability = 90;
+  static constexpr int max_counting_threads = 512;
+  static constexpr counting_policy counting{KeyBytes + ValueBytes <= 8 ? 512 : 256, 16};
+  /// The two compiled local-sort kernels: keys per thread.
+  static constexpr int small_keys_per_thread = 9;
+  static constexpr int large_keys_per_thread = 18;
+  static constexpr int max_local_threads = 512;
+  static constexpr local_config local_configs[] = {
+      {64, 9},  {128, 9}, {192, 9}, {256, 9}, {320, 9}, {384, 9},
+      {448, 9}, {512, 9}, {384, 18}, {512, 18}};
+  /// 64-bit keys with a payload leave out 512x18: its tiles take more than the 227 KiB of
+  /// shared memory a block may have (their local threshold is 6912 keys).
+  static constexpr int local_config_count =
+      static_cast<int>(sizeof(local_configs) / sizeof(local_configs[0])) -
+      (KeyBytes == 8 && ValueBytes != 0 ? 1 : 0);
+  static_assert(local_config_count <= max_local_configs);
+  static constexpr match_mode local_match = match_mode::atomic_or;
+  /// A local sort whose keys, grouped by their top 8 differing bits, leave no group larger than
+  /// this ranks each key by counting the smaller keys of its group (a comparison per group
+  /// member) instead of one LSD pass per further 8 bits.
+  static constexpr std::uint32_t rank_group_max = KeyBytes == 4 ? 32 : 64;
+  /// Bits of the local sort's grouping pass (8 to 12; fewer where a block's counter space is
+  /// smaller): more bits, smaller groups to rank.
+  static constexpr std::uint32_t group_bits = 8;
+  /// Sub-buckets are merged into one local sort while their total stays under this (the
+  /// paper's lower threshold, section 4.2).
+  static constexpr std::uint32_t merge_threshold = 1152;
+  /// A key block whose largest digit holds more than 1/skew_divisor of its keys partitions
+  /// with warp-aggregated shared-memory atomics instead of one atomic per key (section 4.4).
+  static constexpr int skew_divisor = 16;
+  static constexpr int plan_threads = radix;
+};
+
+/// Policies from the newest GPU generation to the oldest; the dispatch takes the first whose
+/// min_compute_capability the device reaches (and the last for older devices). Only sm_90 is
+/// tuned and compiled today: an older entry is one more line here.
+template <typename... Policies>
+struct policy_chain {};
+
+template <int KeyBytes, int ValueBytes>
+using policies = policy_chain<sm90_policy<KeyBytes, ValueBytes>>;
+
+/// Calls f(Policy{}) with the policy of `policies` for a device of compute capability `cc`
+/// (major * 10 + minor).
+template <typename First, typename... Rest, typename F>
+void with_policy(policy_chain<First, Rest...>, int cc, F&& f) {
+  if constexpr (sizeof...(Rest) == 0) {
+    f(First{});
+  } else {
+    if (cc >= First::min_compute_capability) f(First{});
+    else with_policy(policy_chain<Rest...>{}, cc, static_cast<F&&>(f));
+  }
+}
+
+/// Run-time thresholds (the paper's Table 1) and launch shapes; zero fields take the policy's
+/// defaults. They are arguments of the kernels, so that the benchmark sweeps them without
+/// recompiling.
+struct tuning {
+  /// Buckets of at most this many keys are sorted locally (the paper's upper threshold);
+  /// at most the largest local configuration's capacity.
+  std::uint32_t local_threshold = 0;
+  /// Neighbouring sub-buckets are merged while their total stays below this; at most half the
+  /// local threshold, so that a merged bucket always fits a local sort.
+  std::uint32_t merge_threshold = 0;
+  /// Threads of the histogram and scatter blocks (a multiple of 32, at most
+  /// max_counting_threads): the key block is this times the compiled keys per thread.
+  std::uint32_t counting_threads = 0;
+  /// See sm90_policy::skew_divisor; 1 never takes the warp-aggregated path.
+  std::uint32_t skew_divisor = 0;
+  /// The local sort's warp matching (0: the policy's).
+  match_mode local_match = static_cast<match_mode>(0);
+  /// See sm90_policy::rank_group_max (0: the policy's); 1 always takes the LSD passes.
+  std::uint32_t rank_group_max = 0;
+  /// See sm90_policy::group_bits (0: the policy's).
+  std::uint32_t group_bits = 0;
+  /// Local configurations (ascending capacities, keys per thread one of the two compiled);
+  /// count 0: the policy's.
+  int local_config_count = 0;
+  local_config local_configs[max_local_configs] = {};
+
+  friend constexpr bool operator==(const tuning&, const tuning&) = default;
+};
+
+}  // namespace gpusort::gpu::hrs
