@@ -49,7 +49,8 @@ expect "-t f" f32 f64
 expect "--type = f6" f64                     # --type=f6, split at '=' by bash
 expect "--type=f6" --type=f64                # the same where '=' does not split words
 expect "--format g" gensort
-expect "--algorithm ''" auto onesweep cpu
+expect "--algorithm ''" auto hrs onesweep cpu
+expect "--direct-io ''" auto always never
 expect "--merge-on h" host
 expect "--check = ''" diagnose-first quiet silent
 expect "--check = q" quiet
