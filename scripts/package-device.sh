@@ -6,23 +6,32 @@
 # code of both sorters (~10 MB each, 80 MB together), beyond the 64 MiB a device call carries;
 # packed they take 15 MB. Carry .carry/gpusort.tar.xz and start the command with
 # `tar xJf .carry/gpusort.tar.xz -C /tmp && cd /tmp/gpusort`.
+# TARGETS (a list of targets, e.g. "hrs_test run_former_test gpusort-bench-hrs") builds and
+# packs only those, for a quicker turn on one part.
 # Usage: scripts/package-device.sh [DEST]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${1:-.carry/gpusort}
 build=${BUILD_DIR:-build-device}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUSORT_RELOCATABLE=ON >/dev/null
-ninja -C "$build"
+# shellcheck disable=SC2086
+ninja -C "$build" ${TARGETS:-}
 
 rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/lib" "$dest/bench"
-find "$build/src/cli" "$build/tools" -maxdepth 3 -type f -perm -u+x -name 'gpusort*' \
-  -exec cp {} "$dest/bin/" \;
-find "$build/tests" -maxdepth 2 -type f -perm -u+x -name '*_test' -exec cp {} "$dest/bin/" \;
+if [ -n "${TARGETS:-}" ]; then
+  for t in $TARGETS; do
+    find "$build" -maxdepth 4 -type f -perm -u+x -name "$t" -exec cp {} "$dest/bin/" \;
+  done
+else
+  find "$build/src/cli" "$build/tools" -maxdepth 3 -type f -perm -u+x -name 'gpusort*' \
+    -exec cp {} "$dest/bin/" \;
+  find "$build/tests" -maxdepth 2 -type f -perm -u+x -name '*_test' -exec cp {} "$dest/bin/" \;
+fi
 cp tools/bench/run_bench.py tools/peers/*.py "$dest/bench/"
 cp tools/bench/merge/sweep.sh "$dest/bench/merge_sweep.sh"
 cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh \
-  tools/bench/gnu_modes.sh "$dest/"
+  tools/bench/gnu_modes.sh tools/bench/hrs/device_hrs.sh "$dest/"
 strip --strip-unneeded "$dest"/bin/* 2>/dev/null || true
 
 # Every shared library the binaries load that is not part of a bare CUDA/Ubuntu image.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from a folder holding bin/ (hrs_test, run_former_test,
-# gpusort-bench-hrs) and lib/ (made by tools/bench/hrs/package_hrs.sh): the HRS tests,
+# gpusort-bench-hrs) and lib/ (made by scripts/package-device.sh, quickest with
+# TARGETS="hrs_test run_former_test gpusort-bench-hrs"): the HRS tests,
 # compute-sanitizer memcheck and racecheck on small sizes, and the HRS/CUB benchmark. Everything
 # goes to $OUT (at most 8 files come back): machine.txt, tests.log, sanitizer.log, bench.csv
 # (the entropy table: 2^28 u32 and u64 keys, 2^27 u64/u64 and 2^28 u32/u32 pairs), sweep.csv
