@@ -15,10 +15,12 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "cli/cli_options.hpp"
 #include "core/parse_size.hpp"
+#include "fuzz_support.hpp"
 #include "gpusort/error.hpp"
 #include "gpusort/record_format.hpp"
 
@@ -29,24 +31,12 @@ namespace {
 constexpr std::size_t max_input_bytes = 4096;
 
 [[noreturn]] void finding(const char* where, const char* what) {
-  std::fprintf(stderr, "fuzz_command_line: %s: %s\n", where, what);
-  std::abort();
+  gpusort::fuzz::finding("fuzz_command_line", where, what);
 }
 
-// Runs `f`; returns true when it returned, false when it threw gpusort::error, and aborts on any
-// other exception so that libFuzzer saves the input.
 template <typename F>
 bool expect_ok_or_error(const char* where, F&& f) {
-  try {
-    f();
-    return true;
-  } catch (const gpusort::error&) {
-    return false;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fuzz_command_line: %s threw %s\n", where, typeid(e).name());
-    finding(where, e.what());
-  }
-  // Any other type propagates: libFuzzer reports the std::terminate as a deadly signal.
+  return gpusort::fuzz::expect_ok_or_error("fuzz_command_line", where, std::forward<F>(f));
 }
 
 std::vector<std::string> split_arguments(std::string_view input) {

@@ -16,8 +16,10 @@
 #include <exception>
 #include <string>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
+#include "fuzz_support.hpp"
 #include "gpusort/error.hpp"
 #include "io/npy_header.hpp"
 
@@ -26,22 +28,12 @@ namespace {
 constexpr std::size_t max_input_bytes = 1 << 16;
 
 [[noreturn]] void finding(const char* where, const char* what) {
-  std::fprintf(stderr, "fuzz_npy_header: %s: %s\n", where, what);
-  std::abort();
+  gpusort::fuzz::finding("fuzz_npy_header", where, what);
 }
 
-// Runs `f`; true when it returned, false when it threw gpusort::error; aborts on anything else.
 template <typename F>
 bool expect_ok_or_error(const char* where, F&& f) {
-  try {
-    f();
-    return true;
-  } catch (const gpusort::error&) {
-    return false;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fuzz_npy_header: %s threw %s\n", where, typeid(e).name());
-    finding(where, e.what());
-  }
+  return gpusort::fuzz::expect_ok_or_error("fuzz_npy_header", where, std::forward<F>(f));
 }
 
 void check_output_header(const gpusort::io::npy_header& h, std::uint64_t records) {
