@@ -21,9 +21,6 @@ constexpr std::uint64_t block = direct_io_alignment;
 /// each request still moves megabytes, small enough to allocate per call.
 constexpr std::size_t bounce_bytes = std::size_t{8} << 20;
 
-struct free_deleter {
-  void operator()(std::byte* p) const noexcept { std::free(p); }
-};
 
 /// A range cut at block boundaries: [offset, first) and [last, end) partial, [first, last)
 /// whole blocks.
@@ -43,6 +40,14 @@ transfer_config direct_config(const transfer_config& config) {
 }
 
 }  // namespace
+
+void aligned_free::operator()(std::byte* p) const noexcept { std::free(p); }
+
+aligned_bytes allocate_aligned(std::size_t bytes, const char* what) {
+  void* p = std::aligned_alloc(block, (bytes + block - 1) / block * block);
+  if (p == nullptr) throw out_of_memory(what, bytes);
+  return aligned_bytes(static_cast<std::byte*>(p));
+}
 
 std::optional<file_descriptor> reopen_direct(const file_descriptor& file, int flags) {
   const std::string self = "/proc/self/fd/" + std::to_string(file.get());
@@ -87,9 +92,7 @@ void move_through_bounce(file_pair file, std::uint64_t offset, std::span<std::by
   if (to_file) ring.write_batch(ends, config);
   else ring.read_batch(ends, config);
   if (cut.last == cut.first) return;
-  void* p = std::aligned_alloc(block, bounce_bytes);
-  if (p == nullptr) throw out_of_memory("O_DIRECT bounce buffer", bounce_bytes);
-  const std::unique_ptr<std::byte, free_deleter> bounce(static_cast<std::byte*>(p));
+  const aligned_bytes bounce = allocate_aligned(bounce_bytes, "O_DIRECT bounce buffer");
   std::byte* mem = data.data() + (cut.first - offset);
   const std::size_t bytes = static_cast<std::size_t>(cut.last - cut.first);
   const transfer_config c = direct_config(config);

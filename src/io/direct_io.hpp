@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -17,6 +18,16 @@ namespace gpusort::io {
 /// Bytes every O_DIRECT transfer is aligned to (address, length and file offset): the largest
 /// logical block size in use.
 inline constexpr std::size_t direct_io_alignment = 4096;
+
+/// Memory aligned for O_DIRECT transfers, freed when it goes.
+struct aligned_free {
+  void operator()(std::byte* p) const noexcept;
+};
+using aligned_bytes = std::unique_ptr<std::byte, aligned_free>;
+
+/// `bytes` (rounded up to the alignment) aligned for O_DIRECT.
+/// @throw gpusort::out_of_memory naming `what`
+[[nodiscard]] aligned_bytes allocate_aligned(std::size_t bytes, const char* what);
 
 /// A second descriptor of `file` opened with O_DIRECT and `flags` (O_RDONLY, O_WRONLY or
 /// O_RDWR), or nullopt where its filesystem refuses O_DIRECT (tmpfs): I/O then stays buffered.

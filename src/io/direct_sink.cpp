@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -28,10 +27,6 @@ namespace {
 
 constexpr std::size_t block = direct_io_alignment;
 
-struct free_deleter {
-  void operator()(std::byte* p) const noexcept { std::free(p); }
-};
-using aligned_bytes = std::unique_ptr<std::byte, free_deleter>;
 
 class direct_sink final : public output_sink {
  public:
@@ -168,10 +163,7 @@ class direct_sink final : public output_sink {
     }
     // One more window: a window laid out at the file's alignment starts up to one block into
     // its buffer.
-    const std::size_t bytes = (window_bytes_ + 2 * block) / block * block;
-    void* p = std::aligned_alloc(block, bytes);
-    if (p == nullptr) throw out_of_memory("output staging window", bytes);
-    staging_.emplace_back(static_cast<std::byte*>(p));
+    staging_.push_back(allocate_aligned(window_bytes_ + 2 * block, "output staging window"));
     return staging_.back().get();
   }
   void give_staging(std::byte* p) {

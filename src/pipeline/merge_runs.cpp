@@ -4,8 +4,6 @@
 // so merging those windows yields exactly the next W records of the whole merge.
 #include "pipeline/merge_runs.hpp"
 
-#include <fcntl.h>
-
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -158,10 +156,7 @@ class run_cursor {
     const std::uint64_t begin = run_.file_offset + released_;
     if (end <= begin || (end - begin < release_step && consumed_ < run_.records)) return;
     trace_recorder::scope timer(trace, "release runs", end - begin);
-    // Best effort, as sorted_run::release: without hole punching the space comes back when
-    // the file closes.
-    ::fallocate(run_.file->fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                static_cast<off_t>(begin), static_cast<off_t>(end - begin));
+    run_.file->release(begin, end - begin);
     released_ = end - run_.file_offset;
   }
 

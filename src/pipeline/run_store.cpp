@@ -21,14 +21,15 @@ constexpr std::size_t release_threads = 4;
 }  // namespace
 
 void sorted_run::release(std::uint32_t record_size) noexcept {
-  if (file != nullptr && records > 0) {
-    // The file may hold other runs still to be merged: free this run's blocks only. Where the
-    // filesystem cannot punch holes the space comes back when the file closes.
-    ::fallocate(file->fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                static_cast<off_t>(file_offset), static_cast<off_t>(records * record_size));
-  }
+  // The file may hold other runs still to be merged: free this run's blocks only.
+  if (file != nullptr && records > 0) file->release(file_offset, records * record_size);
   pin.reset();  // unlocked before the memory goes
   *this = sorted_run{};
+}
+
+void spill_file::release(std::uint64_t offset, std::uint64_t bytes) const noexcept {
+  ::fallocate(fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+              static_cast<off_t>(bytes));
 }
 
 run_store::run_store(std::uint32_t record_size, std::uint64_t resident_limit,

@@ -26,6 +26,9 @@ struct spill_file {
   io::file_descriptor fd;
   std::optional<io::file_descriptor> direct;
   [[nodiscard]] io::file_pair pair() const noexcept { return {fd, direct ? &*direct : nullptr}; }
+  /// Gives the disk blocks of [offset, offset + bytes) back (best effort: where the filesystem
+  /// cannot punch holes, the space comes back when the file closes).
+  void release(std::uint64_t offset, std::uint64_t bytes) const noexcept;
 };
 
 /// One sorted run. Exactly one of `memory` and `file` holds its records.
