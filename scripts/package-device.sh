@@ -30,6 +30,8 @@ else
 fi
 cp tools/bench/run_bench.py tools/peers/*.py "$dest/bench/"
 cp tools/bench/merge/sweep.sh "$dest/bench/merge_sweep.sh"
+cp tools/bench/auto/sweep.sh "$dest/bench/auto_sweep.sh"
+cp tools/bench/auto/report.py "$dest/bench/auto_report.py"
 cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh \
   tools/bench/gnu_modes.sh tools/bench/hrs/device_hrs.sh "$dest/"
 strip --strip-unneeded "$dest"/bin/* 2>/dev/null || true

@@ -26,6 +26,9 @@ struct sort_stats {
   bool spilled = false;           ///< runs went through temporary files
   std::string backend;            ///< "cpu" or the GPU name
   std::string strategy;           ///< the plan's strategy: "gpu-one-chunk", "cpu-runs", ...
+  /// The GPU sort algorithm ("onesweep", "hrs"), or what --algorithm auto chose for the
+  /// chunks ("auto sorted 3 chunk(s) with hrs, 1 with onesweep ..."); empty on the CPU.
+  std::string gpu_sorter;
   double wall_seconds = 0;
   std::vector<stage_stats> stages;
 

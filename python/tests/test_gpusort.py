@@ -176,7 +176,7 @@ def test_sort_refuses_read_only_arrays_and_bad_keys():
 # --- sort_file(inputs, output) ----------------------------------------------------------------
 
 STATS_FIELDS = {"records", "output_records", "input_bytes", "runs", "merge_passes", "spilled",
-                "backend", "strategy", "wall_seconds", "stages"}
+                "backend", "strategy", "gpu_sorter", "wall_seconds", "stages"}
 
 
 def test_sort_file_on_the_cpu_returns_the_stats(tmp_path):

@@ -117,7 +117,8 @@ std::vector<option_group> option_groups() {
        "several GPUs)")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default: the GPU when present, there the faster of hrs and "
-       "onesweep by chunk size where equal keys cannot be told apart, else onesweep), hrs "
+       "onesweep by chunk size and sampled key skew where equal keys cannot be told apart, "
+       "else onesweep), hrs "
        "(hybrid radix sort on the GPU; equal keys of records with a payload in no particular "
        "order), onesweep (CUB on the GPU), cpu (host radix sort)")
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),

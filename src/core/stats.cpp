@@ -22,6 +22,7 @@ std::string sort_stats::to_text() const {
                 backend.c_str(), strategy.c_str(), static_cast<unsigned long long>(runs),
                 spilled ? ", spilled to disk" : "");
   out += line;
+  if (!gpu_sorter.empty()) out += "  GPU sorter: " + gpu_sorter + "\n";
   if (output_records != records) {
     std::snprintf(line, sizeof line, "  %llu records written (--unique)\n",
                   static_cast<unsigned long long>(output_records));
@@ -66,6 +67,7 @@ std::string sort_stats::to_json() const {
                                       {"spilled", spilled},
                                       {"backend", backend},
                                       {"strategy", strategy},
+                                      {"gpu_sorter", gpu_sorter},
                                       {"wall_seconds", wall_seconds},
                                       {"stages", std::move(stage_list)}};
   // Invalid UTF-8 (a device name, say) is replaced rather than thrown on.

@@ -7,6 +7,7 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/dispatch.cuh"
+#include "gpu/hrs_round_estimate.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/detail/key_codec.hpp"
 #include "gpusort/error.hpp"
@@ -28,14 +29,17 @@ std::unique_ptr<chunk_sorter> make_chunk_sorter(chunk_algorithm algorithm,
 namespace detail {
 namespace {
 
-/// `automatic`: each chunk to HRS or Onesweep by choose_chunk_algorithm(); both sorters are
-/// ready, the workspace is the larger of theirs.
+/// `automatic`: each chunk to HRS or Onesweep by choose_chunk_algorithm(), from its size and
+/// the HRS rounds its sampled keys predict; both sorters are ready, the workspace is the larger
+/// of theirs.
 class auto_sorter final : public chunk_sorter {
  public:
   auto_sorter(const record_format& format, bool descending)
       : shape_(format),
         onesweep_(make_onesweep_sorter(format, descending)),
-        hrs_(make_hrs_sorter(format, descending)) {}
+        hrs_(make_hrs_sorter(format, descending)),
+        local_threshold_(hrs_local_threshold(format)),
+        crossover_(find_hrs_crossover(shape_.key_size, shape_.value_size)) {}
 
   [[nodiscard]] std::uint64_t max_records() const override {
     return std::min(onesweep_->max_records(), hrs_->max_records());
@@ -46,30 +50,54 @@ class auto_sorter final : public chunk_sorter {
   [[nodiscard]] std::uint64_t workspace_bytes(std::uint64_t n) const override {
     return std::max(onesweep_->workspace_bytes(n), hrs_->workspace_bytes(n));
   }
+  [[nodiscard]] std::uint32_t key_sample_size() const override {
+    return sometimes_hrs() ? hrs_key_sample_size : 0;
+  }
   chunk_slot sort(const chunk_buffers& buffers, std::uint64_t n, cudaStream_t stream,
-                  const sort_phase_events& events) override {
-    return for_chunk(n).sort(buffers, n, stream, events);
+                  const sort_phase_events& events, chunk_key_sample key_sample) override {
+    const hrs_round_estimate estimate =
+        estimate_hrs_rounds(key_sample, shape_.key_size * 8, n, local_threshold_);
+    const bool hrs = choose_chunk_algorithm(shape_.key_size, shape_.value_size, n,
+                                            estimate.scatter_rounds) == chunk_algorithm::hrs;
+    ++(hrs ? hrs_chunks_ : onesweep_chunks_);
+    max_rounds_ = std::max(max_rounds_, estimate.scatter_rounds);
+    return (hrs ? *hrs_ : *onesweep_).sort(buffers, n, stream, events, key_sample);
   }
   [[nodiscard]] std::string describe() const override {
-    std::uint64_t from = 0;
-    for (const hrs_crossover& c : hrs_crossovers)
-      if (c.key_size == shape_.key_size && c.value_size == shape_.value_size) from = c.min_records;
-    return "auto: " + (from == 0 || from == hrs_never ? std::string("onesweep for every chunk")
-                                 : "hrs for chunks of " + std::to_string(from) +
-                                       " records or more, else onesweep") +
-           "; " + hrs_->describe() + "; " + onesweep_->describe();
+    std::ostringstream os;
+    os << "auto: ";
+    if (sometimes_hrs())
+      os << "hrs for chunks of " << crossover_->min_records << " records or more whose "
+         << hrs_key_sample_size << " sampled keys predict at most "
+         << crossover_->max_scatter_rounds << " scatter rounds, else onesweep";
+    else
+      os << "onesweep for every chunk";
+    os << "; " << hrs_->describe() << "; " << onesweep_->describe();
+    return os.str();
+  }
+  [[nodiscard]] std::string choices() const override {
+    std::ostringstream os;
+    os << "auto sorted " << hrs_chunks_ << " chunk(s) with hrs, " << onesweep_chunks_
+       << " with onesweep";
+    if (hrs_chunks_ + onesweep_chunks_ != 0 && sometimes_hrs())
+      os << " (most scatter rounds predicted: " << max_rounds_ << ", hrs up to "
+         << crossover_->max_scatter_rounds << ")";
+    return os.str();
   }
 
  private:
-  chunk_sorter& for_chunk(std::uint64_t n) {
-    return choose_chunk_algorithm(shape_.key_size, shape_.value_size, n) == chunk_algorithm::hrs
-               ? *hrs_
-               : *onesweep_;
+  [[nodiscard]] bool sometimes_hrs() const noexcept {
+    return crossover_ != nullptr && crossover_->min_records != hrs_never;
   }
 
   record_shape shape_;
   std::unique_ptr<chunk_sorter> onesweep_;
   std::unique_ptr<chunk_sorter> hrs_;
+  std::uint64_t local_threshold_;
+  const hrs_crossover* crossover_;
+  std::uint64_t hrs_chunks_ = 0;
+  std::uint64_t onesweep_chunks_ = 0;
+  double max_rounds_ = 0;
 };
 
 void record_event(cudaEvent_t event, cudaStream_t stream) {
@@ -92,7 +120,8 @@ record_chunk_sorter::record_chunk_sorter(const record_format& format, bool desce
 }
 
 chunk_slot record_chunk_sorter::sort(const chunk_buffers& buffers, std::uint64_t n,
-                                     cudaStream_t stream, const sort_phase_events& events) {
+                                     cudaStream_t stream, const sort_phase_events& events,
+                                     chunk_key_sample /*key_sample*/) {
   GPUSORT_EXPECTS(n <= max_records(), "GPU sorter: a chunk of " + std::to_string(n) +
                                           " records is over the limit of " +
                                           std::to_string(max_records()));

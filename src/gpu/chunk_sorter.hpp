@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "gpu/chunk_algorithm.hpp"
@@ -36,6 +37,11 @@ struct sort_phase_events {
   cudaEvent_t prepared = nullptr;
   cudaEvent_t sorted = nullptr;
 };
+
+/// Normalized keys (key_codec: unsigned order, low key_size * 8 bits) of records spread evenly
+/// over a chunk, taken on the host as the chunk was copied up; the sorter may reorder them.
+/// Empty when the sorter asked for none (key_sample_size() 0).
+using chunk_key_sample = std::span<std::uint64_t>;
 
 /**
  * Sorts chunks of one record format on one device (the current device at every call).
@@ -65,7 +71,12 @@ class chunk_sorter {
    *        gpusort::cuda_error when a launch fails
    */
   virtual chunk_slot sort(const chunk_buffers& buffers, std::uint64_t n, cudaStream_t stream,
-                          const sort_phase_events& events) = 0;
+                          const sort_phase_events& events, chunk_key_sample key_sample) = 0;
+  /// Keys this sorter would like sampled from each chunk for sort() (0: none, the default).
+  [[nodiscard]] virtual std::uint32_t key_sample_size() const { return 0; }
+  /// What the sorter chose for the chunks it sorted so far, one line (for --verbose); empty
+  /// for sorters that make no choice.
+  [[nodiscard]] virtual std::string choices() const { return {}; }
   /// Algorithm, layout and tuning in one line (for --verbose).
   [[nodiscard]] virtual std::string describe() const = 0;
 };
@@ -83,7 +94,11 @@ namespace detail {
                                                                  bool descending);
 [[nodiscard]] std::unique_ptr<chunk_sorter> make_hrs_sorter(const record_format& format,
                                                             bool descending);
-/// Both of the above, each chunk to the one choose_chunk_algorithm() names.
+/// The most keys the default HRS tuning for `format` sorts locally, on the current device.
+/// @throw gpusort::cuda_error
+[[nodiscard]] std::uint64_t hrs_local_threshold(const record_format& format);
+/// Both of the above, each chunk to the one choose_chunk_algorithm() names for its size and its
+/// sampled keys.
 [[nodiscard]] std::unique_ptr<chunk_sorter> make_auto_sorter(const record_format& format,
                                                              bool descending);
 
@@ -124,7 +139,7 @@ class record_chunk_sorter : public chunk_sorter {
     return shape_.slot_bytes(n);
   }
   chunk_slot sort(const chunk_buffers& buffers, std::uint64_t n, cudaStream_t stream,
-                  const sort_phase_events& events) override;
+                  const sort_phase_events& events, chunk_key_sample key_sample) override;
 
  protected:
   /**

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <map>
@@ -38,6 +39,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_memory.cuh"
 #include "gpu/dispatch.cuh"
+#include "gpusort/detail/key_codec.hpp"
 
 namespace gpusort::gpu {
 namespace {
@@ -103,6 +105,7 @@ struct run_former::impl {
   device_info info_;
   std::uint32_t record_size_ = 0;
   std::unique_ptr<chunk_sorter> sorter_;
+  std::uint32_t key_sample_size_ = 0;  ///< keys sampled per chunk for the sorter (0: none)
   std::uint64_t budget_ = 0;
   std::uint64_t chunk_records_ = 0;
   std::uint64_t piece_records_ = 0;
@@ -150,12 +153,14 @@ struct run_former::impl {
     std::uint64_t chunk = 0;
     int slot = -1;
     std::uint64_t records = 0;
+    std::vector<std::uint64_t> key_sample;  ///< normalized keys, for the sorter's choice
   };
   struct filled_chunk {
     std::uint64_t index;
     int slot;
     std::uint64_t records;
     event h2d_done;
+    std::vector<std::uint64_t> key_sample;
   };
   struct d2h_piece {
     std::uint64_t first_record;
@@ -205,6 +210,7 @@ struct run_former::impl {
 
   bool take_incoming();
   bool enqueue_h2d();
+  void sample_keys(const std::byte* records, std::uint64_t first, std::uint64_t count);
   void close_fill();
   bool enqueue_sorts();
   void enqueue_sort(filled_chunk& chunk);
@@ -231,6 +237,7 @@ run_former::impl::impl(const run_former_config& config, run_sink& sink, trace_re
   info_ = query_device(dev);
   record_size_ = config.format.record_size;
   sorter_ = make_chunk_sorter(config.algorithm, config.format, config.descending);
+  key_sample_size_ = sorter_->key_sample_size();
 
   plan();
   // Chunks 0 and 1 go into slots 0 and 1; slot 2 is the first sort's alternate buffer. Later
@@ -449,7 +456,7 @@ bool run_former::impl::enqueue_h2d() {
       GPUSORT_EXPECTS(slots_[slot->second].size() != 0,
                       "GPU run former: more records pushed than "
                       "run_former_config::expected_records");
-      fill_ = fill_state{true, next_chunk_, slot->second, 0};
+      fill_ = fill_state{true, next_chunk_, slot->second, 0, {}};
       fill_slot_for_.erase(slot);
       ++next_chunk_;
     }
@@ -476,6 +483,7 @@ bool run_former::impl::enqueue_h2d() {
       }
     }
 
+    sample_keys(p.request.data.data() + p.enqueued_bytes, first, count);
     h2d_piece piece{push_base_ + push_cursor_, fill_.chunk, bytes, event{}, acquire_event()};
     if (trace_ != nullptr) {
       piece.begin = acquire_event();
@@ -495,8 +503,32 @@ bool run_former::impl::enqueue_h2d() {
   return progress;
 }
 
+void run_former::impl::sample_keys(const std::byte* records, std::uint64_t first,
+                                   std::uint64_t count) {
+  if (key_sample_size_ == 0) return;
+  // Record step/2 + j*step of the chunk for j = 0, 1, ...: evenly over a full chunk, and over
+  // the records that arrived of a short last one.
+  const std::uint64_t step = std::max<std::uint64_t>(1, chunk_records_ / key_sample_size_);
+  const std::uint64_t offset = step / 2;
+  std::uint64_t at = first <= offset ? offset : offset + (first - offset + step - 1) / step * step;
+  const std::uint32_t key_offset = config_.format.key_offset;
+  const auto read = [&](auto word) {
+    using Word = decltype(word);
+    const auto codec = gpusort::detail::make_key_codec<Word>(config_.format.type,
+                                                             config_.descending);
+    for (; at < first + count; at += step) {
+      Word bits;
+      std::memcpy(&bits, records + (at - first) * record_size_ + key_offset, sizeof bits);
+      fill_.key_sample.push_back(codec.normalize(bits));
+    }
+  };
+  if (config_.format.key_size == sizeof(std::uint32_t)) read(std::uint32_t{});
+  else read(std::uint64_t{});
+}
+
 void run_former::impl::close_fill() {
-  filled_chunk chunk{fill_.chunk, fill_.slot, fill_.records, acquire_event()};
+  filled_chunk chunk{fill_.chunk, fill_.slot, fill_.records, acquire_event(),
+                     std::move(fill_.key_sample)};
   chunk.h2d_done.record(h2d_.get());
   to_sort_.push_back(std::move(chunk));
   fill_ = fill_state{};
@@ -549,7 +581,7 @@ void run_former::impl::enqueue_sort(filled_chunk& chunk) {
   }
   const chunk_buffers buffers{slots_[data].data(), slots_[aux].data(), workspace_.data(),
                               workspace_.size()};
-  const chunk_slot result = sorter_->sort(buffers, chunk.records, s, phases);
+  const chunk_slot result = sorter_->sort(buffers, chunk.records, s, phases, chunk.key_sample);
   const int run_slot = result == chunk_slot::data ? data : aux;
   run.sort_done = acquire_event();
   run.sort_done.record(s);
@@ -676,6 +708,8 @@ std::uint64_t run_former::chunk_records() const noexcept { return impl_->chunk_r
 const device_info& run_former::device() const noexcept { return impl_->info_; }
 
 std::string run_former::describe() const { return impl_->describe(); }
+
+std::string run_former::choices() const { return impl_->sorter_->choices(); }
 
 void run_former::push(std::span<const std::byte> records, std::function<void()> on_consumed) {
   impl& m = *impl_;

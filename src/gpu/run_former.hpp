@@ -154,6 +154,9 @@ class run_former {
   [[nodiscard]] const device_info& device() const noexcept;
   /// Tuning and memory plan, one line (for --verbose).
   [[nodiscard]] std::string describe() const;
+  /// What the sorter chose for the chunks sorted so far (--algorithm auto), one line; empty
+  /// when it makes no choice. Call it after finish().
+  [[nodiscard]] std::string choices() const;
 
   /// Copies `records` to the device. `on_consumed` runs once the bytes are on the device and
   /// the caller may reuse the memory. `records` should be page-locked for full speed.

@@ -447,6 +447,8 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   }
   drain_sink();
   result.records = writer ? writer->records() : collector->records();
+  result.sorter = former.choices();
+  if (result.sorter.empty()) result.sorter = gpu::to_string(former_config.algorithm);
   {
     trace_recorder::scope timer(trace, "GPU teardown");
     former_holder.reset();

@@ -29,6 +29,8 @@ inline constexpr std::uint64_t gpu_runs_held = 2;
 
 struct gpu_run_result {
   std::string device_name;
+  /// The GPU sort algorithm ("onesweep", "hrs"), or what `auto` chose for the chunks.
+  std::string sorter;
   std::uint64_t records = 0;
   bool wrote_output = false;  ///< one chunk: the output was written directly, no runs stored
 };

@@ -62,9 +62,9 @@ struct host_facts {
 /**
  * The GPU sort algorithm for this sort's chunks: --algorithm onesweep -> Onesweep; hrs -> the
  * hybrid radix sort where the GPU sorts the records themselves (`sorts_records`); auto -> per
- * chunk by size (gpu::choose_chunk_algorithm) for records that are their own key, where the
- * order of equal keys cannot be seen, and Onesweep, which keeps equal keys in input order, for
- * every other record (and for (key, index) items, always).
+ * chunk by size and sampled key skew (gpu::choose_chunk_algorithm) for records that are their
+ * own key, where the order of equal keys cannot be seen, and Onesweep, which keeps equal keys
+ * in input order, for every other record (and for (key, index) items, always).
  * @throw gpusort::error for --algorithm hrs with -s or -u on records with a payload
  */
 [[nodiscard]] gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options,

@@ -141,6 +141,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   sort_stats stats;
   stats.backend = backend;
   stats.strategy = pipeline::strategy_name(result.ran);
+  stats.gpu_sorter = result.gpu_sorter;
   stats.records = result.records;
   stats.output_records = output_records;
   stats.input_bytes = result.records * rec;

@@ -73,6 +73,7 @@ struct strategy_result {
   std::uint64_t runs = 0;
   std::uint32_t merge_passes = 0;
   bool spilled = false;
+  std::string gpu_sorter;  ///< gpu_run_result::sorter; empty on the CPU
   /// Run memory still being given back (run_store::release_in_background) while the output
   /// closes; waited for before the sort is reported done.
   std::future<void> releasing;

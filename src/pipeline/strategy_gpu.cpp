@@ -21,6 +21,7 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   const gpu_run_result r =
       form_runs_on_gpu(ctx.input, ctx.options, config, runs, open_output, ctx.arena, ctx.trace);
   strategy_result result;
+  result.gpu_sorter = r.sorter;
   if (r.wrote_output) {
     result.ran = strategy::gpu_one_chunk;
     result.records = r.records;
@@ -41,6 +42,7 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   // is written as it is; several are merged, also when a planned single chunk no longer fit
   // the device or a stream's runs spilled.
   result = write_runs(ctx, runs);
+  result.gpu_sorter = r.sorter;
   result.ran = result.runs > 1 ? strategy::gpu_runs : strategy::gpu_one_chunk;
   result.releasing = runs.release_in_background();
   return result;

@@ -300,37 +300,45 @@ TEST(ChunkAlgorithm, AutoTakesHrsOnlyWhereEqualKeysCannotBeToldApart) {
   EXPECT_EQ(chunk_algorithm_for(o, true), chunk_algorithm::onesweep);
 }
 
-TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossover) {
+TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
   using gpu::chunk_algorithm;
-  // Every shape the GPU sorts directly has a crossover: below it Onesweep, from it on HRS.
+  // Every shape the GPU sorts directly has a crossover: HRS from its size on and while the
+  // sampled scatter rounds stay at or under its limit, Onesweep otherwise.
   for (const std::uint32_t key : {4u, 8u}) {
     for (const std::uint32_t value : {0u, 4u, 8u}) {
-      std::uint64_t crossover = 0;
-      for (const gpu::hrs_crossover& c : gpu::hrs_crossovers)
-        if (c.key_size == key && c.value_size == value) crossover = c.min_records;
-      ASSERT_GT(crossover, 0u) << key << "+" << value;
+      const gpu::hrs_crossover* c = gpu::find_hrs_crossover(key, value);
+      ASSERT_NE(c, nullptr) << key << "+" << value;
       SCOPED_TRACE(std::to_string(key) + "+" + std::to_string(value) + " crossover " +
-                   std::to_string(crossover));
-      if (crossover == gpu::hrs_never) {
+                   std::to_string(c->min_records) + " records, " +
+                   std::to_string(c->max_scatter_rounds) + " rounds");
+      if (c->min_records == gpu::hrs_never) {
         for (const std::uint64_t records : {0ull, 1ull, 1ull << 20, 1ull << 32, ~0ull})
-          EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, records), chunk_algorithm::onesweep);
+          EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, records, 0.0),
+                    chunk_algorithm::onesweep);
         continue;
       }
+      const std::uint64_t size = c->min_records;
+      const double rounds = c->max_scatter_rounds;
       const struct {
         std::uint64_t records;
+        double rounds;
         chunk_algorithm expected;
-      } table[] = {{0, chunk_algorithm::onesweep},
-                   {1, chunk_algorithm::onesweep},
-                   {crossover - 1, chunk_algorithm::onesweep},
-                   {crossover, chunk_algorithm::hrs},
-                   {crossover + 1, chunk_algorithm::hrs},
-                   {std::uint64_t{1} << 32, chunk_algorithm::hrs}};
+      } table[] = {{0, 0.0, chunk_algorithm::onesweep},
+                   {1, 0.0, chunk_algorithm::onesweep},
+                   {size - 1, 0.0, chunk_algorithm::onesweep},
+                   {size, 0.0, chunk_algorithm::hrs},
+                   {size, rounds, chunk_algorithm::hrs},
+                   {size, rounds + 0.01, chunk_algorithm::onesweep},
+                   {size + 1, rounds, chunk_algorithm::hrs},
+                   {std::uint64_t{1} << 32, rounds, chunk_algorithm::hrs},
+                   {std::uint64_t{1} << 32, 8.0, chunk_algorithm::onesweep}};
       for (const auto& row : table)
-        EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, row.records), row.expected)
-            << row.records << " records";
+        EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, row.records, row.rounds), row.expected)
+            << row.records << " records, " << row.rounds << " rounds";
     }
   }
-  EXPECT_EQ(gpu::choose_chunk_algorithm(16, 0, std::uint64_t{1} << 30), chunk_algorithm::onesweep)
+  EXPECT_EQ(gpu::choose_chunk_algorithm(16, 0, std::uint64_t{1} << 30, 0.0),
+            chunk_algorithm::onesweep)
       << "no crossover measured: Onesweep";
   EXPECT_STREQ(gpu::to_string(chunk_algorithm::automatic), "auto");
 }

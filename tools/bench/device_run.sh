@@ -5,7 +5,9 @@
 # the harness's results.{csv,md,png} and iofloor-*.json, stats.txt (stats and multichunk) and
 # trace-gpu.json.gz; the harness's console log stays in $WORK.
 # Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk] [cgroup] [gnu]
-#                      [stdin]   (default: all but cgroup, gnu and stdin)
+#                      [stdin] [auto]   (default: all but cgroup, gnu, stdin and auto)
+#   auto: tools/bench/auto/sweep.sh (--algorithm auto against cpu, onesweep and hrs on the same
+#   files; AUTO_* variables as documented there) into auto.csv, and its report into auto.md.
 #   stdin: STDIN_SIZE (default 8G) of u64 in the page cache sorted STDIN_REPEAT (3) times from
 #   the file and from `cat file |` (a fast producer), into stdin.csv; the read rate of each
 #   in stdin.log.
@@ -153,6 +155,14 @@ if want multichunk; then
     tee -a "$out/stats.txt" < "$work/multichunk.txt"
     rm -f "$in"
   done
+fi
+
+if want auto; then
+  say "auto against each backend"
+  bash "$here/bench/auto_sweep.sh" "$bin" "$work/auto" "$out/auto.csv" > "$work/auto.log" 2>&1
+  tail -n 5 "$work/auto.log"
+  python3 "$here/bench/auto_report.py" "$out/auto.csv" > "$out/auto.md"
+  cat "$out/auto.md"
 fi
 
 if want cgroup; then

@@ -5,6 +5,7 @@
 // bit for bit with CUB's. Prints CSV (one line per case) and a Markdown table of HRS time / CUB
 // time over key entropy.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +20,9 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_memory.cuh"
 #include "gpu/device_keys.cuh"
+#include "gpu/chunk_algorithm.hpp"
 #include "gpu/hrs/hrs_dispatch.cuh"
+#include "gpu/hrs_round_estimate.hpp"
 #include "gpu/onesweep_dispatch.cuh"
 #include "gpusort/error.hpp"
 
@@ -200,8 +203,26 @@ struct result {
   double hrs_ms = 0;
   double cub_ms = 0;
   bool equal = false;
+  /// --algorithm auto's choice for this chunk (key-only shapes): from a strided sample of the
+  /// keys, as the run former takes it on the host.
+  double sampled_rounds = -1;
+  std::string auto_choice = "onesweep";
+  double estimate_us = 0;  ///< host time of the estimate (sort of the sample and the replay)
   std::string profile;
 };
+
+/// hrs_key_sample_size keys of `d_keys` at an even stride, as the run former samples a chunk.
+template <typename Key>
+std::vector<std::uint64_t> sample_keys(const Key* d_keys, std::uint64_t n, cudaStream_t s) {
+  const std::uint64_t step = std::max<std::uint64_t>(1, n / gpu::hrs_key_sample_size);
+  const std::uint64_t count = (n - step / 2 + step - 1) / step;
+  std::vector<Key> host(count);
+  GPUSORT_CUDA_TRY(cudaMemcpy2DAsync(host.data(), sizeof(Key), d_keys + step / 2,
+                                     step * sizeof(Key), sizeof(Key), count,
+                                     cudaMemcpyDeviceToHost, s));
+  GPUSORT_CUDA_TRY(cudaStreamSynchronize(s));
+  return {host.begin(), host.end()};
+}
 
 std::string profile_of(const gpu::hrs::counters& c, int rounds) {
   std::ostringstream os;
@@ -347,6 +368,20 @@ result run_case(const options& o, int log2n, const key_distribution& dist) {
                                  test::pair_multiset_hash<Key, Value>(
                                      keys_of(cub_keys[c]), values_of(cub_values[c]), n, d_scratch, s);
   }
+  if constexpr (!pairs) {
+    std::vector<std::uint64_t> sample = sample_keys(reinterpret_cast<const Key*>(input.data()), n, s);
+    const std::uint64_t threshold =
+        gpu::hrs::resolve<Key, Value>(o.tuning, shapes.compute_capability).local_threshold;
+    const auto t0 = std::chrono::steady_clock::now();
+    const gpu::hrs_round_estimate e =
+        gpu::estimate_hrs_rounds(sample, 8 * sizeof(Key), n, threshold);
+    const gpu::chunk_algorithm choice =
+        gpu::choose_chunk_algorithm(sizeof(Key), 0, n, e.scatter_rounds);
+    res.estimate_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    res.sampled_rounds = e.scatter_rounds;
+    res.auto_choice = gpu::to_string(choice);
+  }
   if (o.profile)
     res.profile = profile_of(gpu::hrs::read_counters(hrs_ws.data(), s),
                              static_cast<int>(sizeof(Key)));
@@ -395,7 +430,7 @@ int main(int argc, char** argv) try {
   }
 
   std::printf("gpu,type,dist,log2n,n,entropy_bits,hrs_ms,cub_ms,hrs_over_cub,cub_over_hrs,"
-              "hrs_gkeys_s,cub_gkeys_s,equal%s\n",
+              "hrs_gkeys_s,cub_gkeys_s,equal,sampled_rounds,auto,auto_over_best,estimate_us%s\n",
               o.profile || o.phases ? ",profile" : "");
   std::vector<result> results;
   bool all_equal = true;
@@ -405,11 +440,14 @@ int main(int argc, char** argv) try {
       for (const key_distribution& d : o.dists) {
         const result r = run_any(o, t.name, log2n, d);
         all_equal = all_equal && r.equal;
-        std::printf("\"%s\",%s,%s,%d,%llu,%.2f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%s%s%s%s\n",
+        const double auto_ms = r.auto_choice == "hrs" ? r.hrs_ms : r.cub_ms;
+        std::printf("\"%s\",%s,%s,%d,%llu,%.2f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%s,%.3f,%s,%.3f,%.1f%s%s%s\n",
                     props.name, r.type.c_str(), r.dist.c_str(), r.log2n,
                     static_cast<unsigned long long>(r.n), r.entropy, r.hrs_ms, r.cub_ms,
                     r.hrs_ms / r.cub_ms, r.cub_ms / r.hrs_ms, r.n / r.hrs_ms / 1e6,
-                    r.n / r.cub_ms / 1e6, r.equal ? "yes" : "NO", o.profile || o.phases ? ",\"" : "",
+                    r.n / r.cub_ms / 1e6, r.equal ? "yes" : "NO", r.sampled_rounds,
+                    r.auto_choice.c_str(), auto_ms / std::min(r.hrs_ms, r.cub_ms), r.estimate_us,
+                    o.profile || o.phases ? ",\"" : "",
                     r.profile.c_str(), o.profile || o.phases ? "\"" : "");
         std::fflush(stdout);
         results.push_back(r);
@@ -418,12 +456,15 @@ int main(int argc, char** argv) try {
   }
   // Markdown: one row per distribution and size, HRS time / CUB time per key type.
   std::printf("\n| keys | distribution | entropy (bits) | HRS ms | CUB ms | HRS/CUB time | "
-              "CUB/HRS |\n|---|---|---|---|---|---|---|\n");
-  for (const result& r : results)
-    std::printf("| 2^%d %s | %s | %s | %.3f | %.3f | %.2f | %.2fx |\n", r.log2n, r.type.c_str(),
-                r.dist.c_str(),
+              "CUB/HRS | auto | auto/best |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const result& r : results) {
+    const double auto_ms = r.auto_choice == "hrs" ? r.hrs_ms : r.cub_ms;
+    std::printf("| 2^%d %s | %s | %s | %.3f | %.3f | %.2f | %.2fx | %s | %.2f |\n", r.log2n,
+                r.type.c_str(), r.dist.c_str(),
                 r.entropy < 0 ? "-" : (std::ostringstream() << r.entropy).str().c_str(),
-                r.hrs_ms, r.cub_ms, r.hrs_ms / r.cub_ms, r.cub_ms / r.hrs_ms);
+                r.hrs_ms, r.cub_ms, r.hrs_ms / r.cub_ms, r.cub_ms / r.hrs_ms,
+                r.auto_choice.c_str(), auto_ms / std::min(r.hrs_ms, r.cub_ms));
+  }
   if (!all_equal) {
     std::fprintf(stderr, "gpusort-bench-hrs: HRS and CUB disagree on some case (equal=NO)\n");
     return 1;

@@ -1,0 +1,83 @@
+// How much counting work the hybrid radix sort would do on a chunk, estimated from a sample of
+// its normalized keys. `auto` uses it to keep skewed chunks away from HRS: every round of HRS
+// refines only the buckets still above the local-sort threshold, so keys whose digits are
+// unevenly spread (AND-ed words, Zipf) stay in counting rounds longer, where Onesweep's cost does
+// not depend on the distribution. Plain C++ (header only): the run former, the planner and CPU
+// tests share it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace gpusort::gpu {
+
+/// Keys `auto` samples from each chunk. At 2^28 keys a sample key stands for 2^15 keys, so a
+/// bucket needs two sample keys (see estimate_hrs_rounds) to count as larger than the local
+/// threshold: the estimate misses buckets of a few local-sort sizes, which is the same for
+/// every distribution and is absorbed by the thresholds in chunk_algorithm.hpp, calibrated
+/// with this sample size.
+inline constexpr std::uint32_t hrs_key_sample_size = 8192;
+
+/// The counting work of one HRS sort, in units of "every key once".
+struct hrs_round_estimate {
+  /// Sum over the counting rounds of the fraction of keys a round's histogram reads.
+  double histogram_rounds = 0;
+  /// The same for the scatter, which skips buckets whose keys are all equal.
+  double scatter_rounds = 0;
+};
+
+/**
+ * Replays HRS's bucket refinement on `sample` (normalized keys in the low `key_bits` bits; sorted
+ * in place): round r splits every bucket above `local_threshold` keys by the r-th 8-bit digit
+ * from the top, as the counting passes do; buckets at or below it go to a local sort. A sample
+ * key stands for records / sample.size() keys of the chunk, and a bucket counts as above the
+ * threshold only when two or more sample keys fall into it: one key is too weak a sign of a
+ * large bucket when a sample key stands for more keys than the threshold.
+ */
+[[nodiscard]] inline hrs_round_estimate estimate_hrs_rounds(std::span<std::uint64_t> sample,
+                                                            unsigned key_bits,
+                                                            std::uint64_t records,
+                                                            std::uint64_t local_threshold) {
+  constexpr unsigned digit_bits = 8;
+  constexpr std::size_t min_sample_keys = 2;
+  hrs_round_estimate estimate;
+  if (sample.empty() || records <= local_threshold) return estimate;
+  std::sort(sample.begin(), sample.end());
+  const double per_key = 1.0 / static_cast<double>(sample.size());
+  const double keys_per_sample_key = static_cast<double>(records) * per_key;
+  const int rounds = static_cast<int>(key_bits / digit_bits);
+  struct pending_bucket {
+    std::size_t first;
+    std::size_t last;
+    int round;
+  };
+  std::vector<pending_bucket> pending{{0, sample.size(), 0}};
+  while (!pending.empty()) {
+    const pending_bucket b = pending.back();
+    pending.pop_back();
+    const std::size_t count = b.last - b.first;
+    // Round 0 is the whole chunk, known to be above the threshold.
+    const bool counting =
+        b.round == 0 || (count >= min_sample_keys &&
+                         static_cast<double>(count) * keys_per_sample_key >
+                             static_cast<double>(local_threshold));
+    if (!counting) continue;
+    estimate.histogram_rounds += static_cast<double>(count) * per_key;
+    if (sample[b.first] == sample[b.last - 1]) continue;  // all equal: done after its histogram
+    estimate.scatter_rounds += static_cast<double>(count) * per_key;
+    if (b.round + 1 == rounds) continue;  // the last digit: sorted by this scatter
+    const unsigned shift = key_bits - digit_bits * static_cast<unsigned>(b.round + 1);
+    for (std::size_t i = b.first; i < b.last;) {
+      const std::uint64_t digit_prefix = sample[i] >> shift;
+      std::size_t j = i + 1;
+      while (j < b.last && (sample[j] >> shift) == digit_prefix) ++j;
+      pending.push_back({i, j, b.round + 1});
+      i = j;
+    }
+  }
+  return estimate;
+}
+
+}  // namespace gpusort::gpu

@@ -1,0 +1,161 @@
+// estimate_hrs_rounds and the `auto` choice it feeds, on the host: samples drawn from the
+// distributions of gpusort-bench-hrs (tests/gpu/device_keys.cuh), whose HRS and Onesweep times
+// were measured on the H100 (tools/bench/results/2026-11-25-h100-hrs), must land on the side of
+// the crossover that measured faster. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/chunk_algorithm.hpp"
+#include "gpu/hrs_round_estimate.hpp"
+#include "test_support.hpp"
+
+namespace gpusort::gpu {
+namespace {
+
+/// The local threshold of the sm_90 key-only policies (512 threads x 18 keys).
+constexpr std::uint64_t local_threshold = 9216;
+
+enum class dist { uniform, and2, and3, and4, and5, equal, zipf, sorted, below_2_40 };
+
+std::string name(dist d) {
+  switch (d) {
+    case dist::uniform: return "uniform";
+    case dist::and2: return "and2";
+    case dist::and3: return "and3";
+    case dist::and4: return "and4";
+    case dist::and5: return "and5";
+    case dist::equal: return "equal";
+    case dist::zipf: return "zipf";
+    case dist::sorted: return "sorted";
+    case dist::below_2_40: return "below_2_40";
+  }
+  return "?";
+}
+
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// `count` keys of `bits` bits drawn from `d`, as a strided sample of a chunk would see them.
+std::vector<std::uint64_t> draw(dist d, unsigned bits, std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+  std::vector<std::uint64_t> keys(count);
+  for (std::uint64_t& k : keys) {
+    switch (d) {
+      case dist::uniform:
+      case dist::sorted:  // a strided sample of sorted uniform keys: uniform keys
+        k = rng() & mask;
+        break;
+      case dist::and2:
+      case dist::and3:
+      case dist::and4:
+      case dist::and5: {
+        const int words = 2 + static_cast<int>(d) - static_cast<int>(dist::and2);
+        k = mask;
+        for (int w = 0; w < words; ++w) k &= rng();
+        break;
+      }
+      case dist::equal: k = 0x0123456789abcdefull & mask; break;
+      case dist::zipf: {
+        // As device_keys.cuh: ranks with P(r) ~ 1/r over [1, 2^32], scattered over the keys.
+        const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+        const auto rank = static_cast<std::uint64_t>(std::exp(u * 22.18070977791825));
+        k = mix64(rank * 0x9fb21c651e98df25ull + seed) & mask;
+        break;
+      }
+      case dist::below_2_40: k = rng() & mask & ((std::uint64_t{1} << 40) - 1); break;
+    }
+  }
+  return keys;
+}
+
+TEST(HrsRoundEstimate, NothingToCountBelowTheLocalThreshold) {
+  std::vector<std::uint64_t> none;
+  EXPECT_EQ(estimate_hrs_rounds(none, 64, 1 << 28, local_threshold).scatter_rounds, 0.0);
+  std::vector<std::uint64_t> keys = draw(dist::uniform, 64, 100, test::base_seed());
+  const hrs_round_estimate e = estimate_hrs_rounds(keys, 64, local_threshold, local_threshold);
+  EXPECT_EQ(e.histogram_rounds, 0.0);
+  EXPECT_EQ(e.scatter_rounds, 0.0);
+}
+
+TEST(HrsRoundEstimate, EqualKeysAreReadOnceAndNeverScattered) {
+  for (const unsigned bits : {32u, 64u}) {
+    std::vector<std::uint64_t> keys = draw(dist::equal, bits, hrs_key_sample_size, 1);
+    const hrs_round_estimate e = estimate_hrs_rounds(keys, bits, 1 << 28, local_threshold);
+    EXPECT_DOUBLE_EQ(e.histogram_rounds, 1.0) << bits;
+    EXPECT_DOUBLE_EQ(e.scatter_rounds, 0.0) << bits;
+  }
+}
+
+TEST(HrsRoundEstimate, ExactWhenTheSampleIsTheWholeChunk) {
+  // 2^20 uniform keys, every one sampled: round 0 splits them into 256 buckets of about 4096,
+  // all under the threshold: one round.
+  const std::uint64_t seed = test::base_seed() + 3;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<std::uint64_t> keys = draw(dist::uniform, 64, std::size_t{1} << 20, seed);
+  const hrs_round_estimate e = estimate_hrs_rounds(keys, 64, keys.size(), local_threshold);
+  EXPECT_DOUBLE_EQ(e.scatter_rounds, 1.0);
+  EXPECT_DOUBLE_EQ(e.histogram_rounds, 1.0);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end())) << "the sample is sorted in place";
+}
+
+TEST(HrsRoundEstimate, ConstantTopDigitsCostAScatterEach) {
+  // HRS splits on fixed digits from the top: keys below 2^40 keep all their keys in one bucket
+  // for three rounds, then need two more.
+  const std::uint64_t seed = test::base_seed() + 5;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<std::uint64_t> keys = draw(dist::below_2_40, 64, hrs_key_sample_size, seed);
+  const hrs_round_estimate e = estimate_hrs_rounds(keys, 64, 1 << 28, local_threshold);
+  EXPECT_GE(e.scatter_rounds, 5.0);
+  EXPECT_LT(e.scatter_rounds, 5.5);
+}
+
+/// Each measured distribution at 2^28 keys and the sorter that measured faster there (HRS
+/// time / CUB time on the H100 in parentheses).
+struct measured_case {
+  dist d;
+  unsigned bits;
+  chunk_algorithm faster;
+};
+
+TEST(HrsRoundEstimate, AutoPicksTheSorterThatMeasuredFaster) {
+  const measured_case cases[] = {
+      {dist::uniform, 64, chunk_algorithm::hrs},     // 0.56
+      {dist::sorted, 64, chunk_algorithm::hrs},      // 0.62
+      {dist::zipf, 64, chunk_algorithm::hrs},        // 0.93
+      {dist::equal, 64, chunk_algorithm::hrs},       // 0.06
+      {dist::and2, 64, chunk_algorithm::onesweep},   // 1.17
+      {dist::and3, 64, chunk_algorithm::onesweep},   // 1.39
+      {dist::and4, 64, chunk_algorithm::onesweep},   // 1.53
+      {dist::and5, 64, chunk_algorithm::onesweep},   // 1.56
+      {dist::uniform, 32, chunk_algorithm::onesweep},  // 1.03
+      {dist::and2, 32, chunk_algorithm::onesweep},     // 1.53
+      {dist::and5, 32, chunk_algorithm::onesweep},     // 1.64
+      {dist::zipf, 32, chunk_algorithm::onesweep},     // 1.29
+      {dist::equal, 32, chunk_algorithm::hrs},         // 0.13
+  };
+  const std::uint64_t records = std::uint64_t{1} << 28;
+  for (const measured_case& c : cases) {
+    // Several samples: the choice must not hang on one draw.
+    for (int draw_index = 0; draw_index < 8; ++draw_index) {
+      const std::uint64_t seed = test::base_seed() + 100 * static_cast<std::uint64_t>(c.d) +
+                                 static_cast<std::uint64_t>(draw_index) + c.bits;
+      std::vector<std::uint64_t> keys = draw(c.d, c.bits, hrs_key_sample_size, seed);
+      const hrs_round_estimate e = estimate_hrs_rounds(keys, c.bits, records, local_threshold);
+      EXPECT_EQ(choose_chunk_algorithm(c.bits / 8, 0, records, e.scatter_rounds), c.faster)
+          << name(c.d) << " u" << c.bits << ", seed " << seed << ": " << e.scatter_rounds
+          << " scatter rounds";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpusort::gpu
