@@ -57,8 +57,9 @@ class auto_sorter final : public chunk_sorter {
                   const sort_phase_events& events, chunk_key_sample key_sample) override {
     const hrs_round_estimate estimate =
         estimate_hrs_rounds(key_sample, shape_.key_size * 8, n, local_threshold_);
-    const bool hrs = choose_chunk_algorithm(shape_.key_size, shape_.value_size, n,
-                                            estimate.scatter_rounds) == chunk_algorithm::hrs;
+    const bool hrs =
+        choose_chunk_algorithm(shape_.key_size, shape_.value_size, n, estimate.scatter_rounds,
+                               estimate.top_digit_concentration) == chunk_algorithm::hrs;
     ++(hrs ? hrs_chunks_ : onesweep_chunks_);
     max_rounds_ = std::max(max_rounds_, estimate.scatter_rounds);
     return (hrs ? *hrs_ : *onesweep_).sort(buffers, n, stream, events, key_sample);
@@ -69,7 +70,10 @@ class auto_sorter final : public chunk_sorter {
     if (sometimes_hrs())
       os << "hrs for chunks of " << crossover_->min_records << " records or more whose "
          << hrs_key_sample_size << " sampled keys predict at most "
-         << crossover_->max_scatter_rounds << " scatter rounds, else onesweep";
+         << crossover_->few_keys_rounds << " scatter rounds, or at most "
+         << crossover_->even_rounds << " and spread evenly (top-digit concentration at most "
+         << crossover_->even_concentration << " below " << crossover_->skew_tolerant_records
+         << " records), else onesweep";
     else
       os << "onesweep for every chunk";
     os << "; " << hrs_->describe() << "; " << onesweep_->describe();
@@ -80,8 +84,7 @@ class auto_sorter final : public chunk_sorter {
     os << "auto sorted " << hrs_chunks_ << " chunk(s) with hrs, " << onesweep_chunks_
        << " with onesweep";
     if (hrs_chunks_ + onesweep_chunks_ != 0 && sometimes_hrs())
-      os << " (most scatter rounds predicted: " << max_rounds_ << ", hrs up to "
-         << crossover_->max_scatter_rounds << ")";
+      os << " (most scatter rounds predicted: " << max_rounds_ << ")";
     return os.str();
   }
 

@@ -26,6 +26,10 @@ struct hrs_round_estimate {
   double histogram_rounds = 0;
   /// The same for the scatter, which skips buckets whose keys are all equal.
   double scatter_rounds = 0;
+  /// How unevenly the top digit spreads the keys: the chance that two sample keys share it,
+  /// times the 256 digits (1 for uniform keys, 256 for one digit; unbiased for the sample).
+  /// HRS's first scatter is its cheapest where this is near 1.
+  double top_digit_concentration = 0;
 };
 
 /**
@@ -45,6 +49,19 @@ struct hrs_round_estimate {
   hrs_round_estimate estimate;
   if (sample.empty() || records <= local_threshold) return estimate;
   std::sort(sample.begin(), sample.end());
+  if (sample.size() >= 2) {
+    const unsigned top_shift = key_bits - digit_bits;
+    double pairs = 0;
+    for (std::size_t i = 0; i < sample.size();) {
+      std::size_t j = i + 1;
+      while (j < sample.size() && (sample[j] >> top_shift) == (sample[i] >> top_shift)) ++j;
+      const double c = static_cast<double>(j - i);
+      pairs += c * (c - 1);
+      i = j;
+    }
+    const double s = static_cast<double>(sample.size());
+    estimate.top_digit_concentration = pairs / (s * (s - 1)) * (1u << digit_bits);
+  }
   const double per_key = 1.0 / static_cast<double>(sample.size());
   const double keys_per_sample_key = static_cast<double>(records) * per_key;
   const int rounds = static_cast<int>(key_bits / digit_bits);

@@ -118,43 +118,72 @@ TEST(HrsRoundEstimate, ConstantTopDigitsCostAScatterEach) {
   EXPECT_LT(e.scatter_rounds, 5.5);
 }
 
-/// Each measured distribution at 2^28 keys and the sorter that measured faster there (HRS
-/// time / CUB time on the H100 in parentheses).
+/// A measured case: distribution, key bits, log2 of the keys, and the sorter that measured
+/// faster (HRS time / CUB time on the H100 in the comments, tools/bench/results/
+/// 2026-11-25-h100-auto/hrs-auto.csv).
 struct measured_case {
   dist d;
   unsigned bits;
+  int log2n;
   chunk_algorithm faster;
 };
 
 TEST(HrsRoundEstimate, AutoPicksTheSorterThatMeasuredFaster) {
   const measured_case cases[] = {
-      {dist::uniform, 64, chunk_algorithm::hrs},     // 0.56
-      {dist::sorted, 64, chunk_algorithm::hrs},      // 0.62
-      {dist::zipf, 64, chunk_algorithm::hrs},        // 0.93
-      {dist::equal, 64, chunk_algorithm::hrs},       // 0.06
-      {dist::and2, 64, chunk_algorithm::onesweep},   // 1.17
-      {dist::and3, 64, chunk_algorithm::onesweep},   // 1.39
-      {dist::and4, 64, chunk_algorithm::onesweep},   // 1.53
-      {dist::and5, 64, chunk_algorithm::onesweep},   // 1.56
-      {dist::uniform, 32, chunk_algorithm::onesweep},  // 1.03
-      {dist::and2, 32, chunk_algorithm::onesweep},     // 1.53
-      {dist::and5, 32, chunk_algorithm::onesweep},     // 1.64
-      {dist::zipf, 32, chunk_algorithm::onesweep},     // 1.29
-      {dist::equal, 32, chunk_algorithm::hrs},         // 0.13
+      {dist::uniform, 64, 28, chunk_algorithm::hrs},       // 0.56
+      {dist::sorted, 64, 28, chunk_algorithm::hrs},        // 0.61
+      {dist::zipf, 64, 28, chunk_algorithm::hrs},          // 0.92
+      {dist::equal, 64, 28, chunk_algorithm::hrs},         // 0.06
+      {dist::and2, 64, 28, chunk_algorithm::onesweep},     // 1.16
+      {dist::and3, 64, 28, chunk_algorithm::onesweep},     // 1.38
+      {dist::and5, 64, 28, chunk_algorithm::onesweep},     // 1.56
+      {dist::uniform, 64, 26, chunk_algorithm::hrs},       // 0.50
+      {dist::and2, 64, 26, chunk_algorithm::onesweep},     // 1.10
+      {dist::equal, 64, 26, chunk_algorithm::hrs},         // 0.08
+      {dist::uniform, 64, 22, chunk_algorithm::hrs},       // 0.82
+      {dist::sorted, 64, 22, chunk_algorithm::hrs},        // 0.81
+      {dist::equal, 64, 22, chunk_algorithm::hrs},         // 0.44
+      {dist::and2, 64, 22, chunk_algorithm::onesweep},     // 1.39
+      {dist::zipf, 64, 22, chunk_algorithm::onesweep},     // 1.80
+      {dist::uniform, 32, 28, chunk_algorithm::onesweep},  // 1.04
+      {dist::and2, 32, 28, chunk_algorithm::onesweep},     // 1.54
+      {dist::and5, 32, 28, chunk_algorithm::onesweep},     // 1.65
+      {dist::zipf, 32, 28, chunk_algorithm::onesweep},     // 1.30
+      {dist::equal, 32, 28, chunk_algorithm::hrs},         // 0.13
+      {dist::uniform, 32, 22, chunk_algorithm::onesweep},  // 1.37
+      {dist::equal, 32, 22, chunk_algorithm::hrs},         // 0.85
   };
-  const std::uint64_t records = std::uint64_t{1} << 28;
   for (const measured_case& c : cases) {
+    const std::uint64_t records = std::uint64_t{1} << c.log2n;
     // Several samples: the choice must not hang on one draw.
     for (int draw_index = 0; draw_index < 8; ++draw_index) {
       const std::uint64_t seed = test::base_seed() + 100 * static_cast<std::uint64_t>(c.d) +
-                                 static_cast<std::uint64_t>(draw_index) + c.bits;
+                                 static_cast<std::uint64_t>(draw_index) + c.bits + c.log2n;
       std::vector<std::uint64_t> keys = draw(c.d, c.bits, hrs_key_sample_size, seed);
       const hrs_round_estimate e = estimate_hrs_rounds(keys, c.bits, records, local_threshold);
-      EXPECT_EQ(choose_chunk_algorithm(c.bits / 8, 0, records, e.scatter_rounds), c.faster)
-          << name(c.d) << " u" << c.bits << ", seed " << seed << ": " << e.scatter_rounds
-          << " scatter rounds";
+      EXPECT_EQ(choose_chunk_algorithm(c.bits / 8, 0, records, e.scatter_rounds,
+                                       e.top_digit_concentration),
+                c.faster)
+          << name(c.d) << " u" << c.bits << " 2^" << c.log2n << ", seed " << seed << ": "
+          << e.scatter_rounds << " scatter rounds, concentration " << e.top_digit_concentration;
     }
   }
+}
+
+TEST(HrsRoundEstimate, TopDigitConcentration) {
+  const std::uint64_t seed = test::base_seed() + 7;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<std::uint64_t> uniform = draw(dist::uniform, 64, hrs_key_sample_size, seed);
+  EXPECT_NEAR(estimate_hrs_rounds(uniform, 64, 1 << 28, local_threshold).top_digit_concentration,
+              1.0, 0.1);
+  std::vector<std::uint64_t> equal = draw(dist::equal, 32, hrs_key_sample_size, seed);
+  EXPECT_DOUBLE_EQ(
+      estimate_hrs_rounds(equal, 32, 1 << 28, local_threshold).top_digit_concentration, 256.0);
+  // AND of two words: each top bit is set with probability 1/4, so two keys share the top
+  // digit with probability (9/16 + 1/16)^8 = 0.0233: 5.96 times the uniform 1/256.
+  std::vector<std::uint64_t> and2 = draw(dist::and2, 64, hrs_key_sample_size, seed);
+  EXPECT_NEAR(estimate_hrs_rounds(and2, 64, 1 << 28, local_threshold).top_digit_concentration,
+              5.96, 0.5);
 }
 
 }  // namespace

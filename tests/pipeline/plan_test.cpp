@@ -302,43 +302,59 @@ TEST(ChunkAlgorithm, AutoTakesHrsOnlyWhereEqualKeysCannotBeToldApart) {
 
 TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
   using gpu::chunk_algorithm;
-  // Every shape the GPU sorts directly has a crossover: HRS from its size on and while the
-  // sampled scatter rounds stay at or under its limit, Onesweep otherwise.
+  constexpr chunk_algorithm hrs = chunk_algorithm::hrs;
+  constexpr chunk_algorithm onesweep = chunk_algorithm::onesweep;
+  // Every shape the GPU sorts directly has a crossover; pairs never reach theirs.
   for (const std::uint32_t key : {4u, 8u}) {
     for (const std::uint32_t value : {0u, 4u, 8u}) {
       const gpu::hrs_crossover* c = gpu::find_hrs_crossover(key, value);
       ASSERT_NE(c, nullptr) << key << "+" << value;
-      SCOPED_TRACE(std::to_string(key) + "+" + std::to_string(value) + " crossover " +
-                   std::to_string(c->min_records) + " records, " +
-                   std::to_string(c->max_scatter_rounds) + " rounds");
-      if (c->min_records == gpu::hrs_never) {
-        for (const std::uint64_t records : {0ull, 1ull, 1ull << 20, 1ull << 32, ~0ull})
-          EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, records, 0.0),
-                    chunk_algorithm::onesweep);
-        continue;
-      }
-      const std::uint64_t size = c->min_records;
-      const double rounds = c->max_scatter_rounds;
-      const struct {
-        std::uint64_t records;
-        double rounds;
-        chunk_algorithm expected;
-      } table[] = {{0, 0.0, chunk_algorithm::onesweep},
-                   {1, 0.0, chunk_algorithm::onesweep},
-                   {size - 1, 0.0, chunk_algorithm::onesweep},
-                   {size, 0.0, chunk_algorithm::hrs},
-                   {size, rounds, chunk_algorithm::hrs},
-                   {size, rounds + 0.01, chunk_algorithm::onesweep},
-                   {size + 1, rounds, chunk_algorithm::hrs},
-                   {std::uint64_t{1} << 32, rounds, chunk_algorithm::hrs},
-                   {std::uint64_t{1} << 32, 8.0, chunk_algorithm::onesweep}};
-      for (const auto& row : table)
-        EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, row.records, row.rounds), row.expected)
-            << row.records << " records, " << row.rounds << " rounds";
+      if (c->min_records != gpu::hrs_never) continue;
+      for (const std::uint64_t records : {0ull, 1ull, 1ull << 20, 1ull << 32, ~0ull})
+        EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, records, 0.0, 1.0), onesweep)
+            << key << "+" << value << ", " << records << " records";
     }
   }
-  EXPECT_EQ(gpu::choose_chunk_algorithm(16, 0, std::uint64_t{1} << 30, 0.0),
-            chunk_algorithm::onesweep)
+  // Key-only chunks: (records, scatter rounds, top-digit concentration) -> sorter.
+  const struct {
+    std::uint32_t key_size;
+    std::uint64_t records;
+    double rounds;
+    double concentration;
+    chunk_algorithm expected;
+  } table[] = {
+      // 64-bit: nothing below 2^22 records.
+      {8, 0, 0.0, 1.0, onesweep},
+      {8, (1ull << 22) - 1, 0.0, 1.0, onesweep},
+      {8, (1ull << 22) - 1, 2.0, 1.0, onesweep},
+      // Few distinct keys from 2^22 on, however concentrated.
+      {8, 1ull << 22, 0.0, 256.0, hrs},
+      {8, 1ull << 22, 1.0, 40.0, hrs},
+      // Evenly spread keys from 2^22 on; concentrated ones only from 2^27 on.
+      {8, 1ull << 22, 2.0, 1.0, hrs},
+      {8, 1ull << 22, 2.4, 1.2, hrs},
+      {8, 1ull << 22, 2.0, 1.4, onesweep},
+      {8, (1ull << 27) - 1, 2.0, 1.4, onesweep},
+      {8, 1ull << 27, 2.0, 1.4, hrs},
+      {8, 1ull << 28, 2.4, 6.0, hrs},
+      // Too many rounds: Onesweep at any size.
+      {8, 1ull << 22, 2.5, 1.0, onesweep},
+      {8, 1ull << 32, 2.5, 1.0, onesweep},
+      {8, 1ull << 32, 7.0, 1.0, onesweep},
+      // 32-bit: few distinct keys only.
+      {4, (1ull << 22) - 1, 0.0, 256.0, onesweep},
+      {4, 1ull << 22, 0.0, 256.0, hrs},
+      {4, 1ull << 28, 1.0, 1.0, hrs},
+      {4, 1ull << 28, 2.0, 1.0, onesweep},
+      {4, 1ull << 32, 2.1, 1.0, onesweep},
+  };
+  for (const auto& row : table)
+    EXPECT_EQ(gpu::choose_chunk_algorithm(row.key_size, 0, row.records, row.rounds,
+                                          row.concentration),
+              row.expected)
+        << "u" << row.key_size * 8 << ", " << row.records << " records, " << row.rounds
+        << " rounds, concentration " << row.concentration;
+  EXPECT_EQ(gpu::choose_chunk_algorithm(16, 0, std::uint64_t{1} << 30, 0.0, 1.0), onesweep)
       << "no crossover measured: Onesweep";
   EXPECT_STREQ(gpu::to_string(chunk_algorithm::automatic), "auto");
 }

@@ -206,6 +206,7 @@ struct result {
   /// --algorithm auto's choice for this chunk (key-only shapes): from a strided sample of the
   /// keys, as the run former takes it on the host.
   double sampled_rounds = -1;
+  double concentration = -1;  ///< the sample's top-digit concentration
   std::string auto_choice = "onesweep";
   double estimate_us = 0;  ///< host time of the estimate (sort of the sample and the replay)
   std::string profile;
@@ -376,10 +377,11 @@ result run_case(const options& o, int log2n, const key_distribution& dist) {
     const gpu::hrs_round_estimate e =
         gpu::estimate_hrs_rounds(sample, 8 * sizeof(Key), n, threshold);
     const gpu::chunk_algorithm choice =
-        gpu::choose_chunk_algorithm(sizeof(Key), 0, n, e.scatter_rounds);
+        gpu::choose_chunk_algorithm(sizeof(Key), 0, n, e.scatter_rounds, e.top_digit_concentration);
     res.estimate_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     res.sampled_rounds = e.scatter_rounds;
+    res.concentration = e.top_digit_concentration;
     res.auto_choice = gpu::to_string(choice);
   }
   if (o.profile)
@@ -430,7 +432,8 @@ int main(int argc, char** argv) try {
   }
 
   std::printf("gpu,type,dist,log2n,n,entropy_bits,hrs_ms,cub_ms,hrs_over_cub,cub_over_hrs,"
-              "hrs_gkeys_s,cub_gkeys_s,equal,sampled_rounds,auto,auto_over_best,estimate_us%s\n",
+              "hrs_gkeys_s,cub_gkeys_s,equal,sampled_rounds,concentration,auto,auto_over_best,"
+              "estimate_us%s\n",
               o.profile || o.phases ? ",profile" : "");
   std::vector<result> results;
   bool all_equal = true;
@@ -441,11 +444,11 @@ int main(int argc, char** argv) try {
         const result r = run_any(o, t.name, log2n, d);
         all_equal = all_equal && r.equal;
         const double auto_ms = r.auto_choice == "hrs" ? r.hrs_ms : r.cub_ms;
-        std::printf("\"%s\",%s,%s,%d,%llu,%.2f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%s,%.3f,%s,%.3f,%.1f%s%s%s\n",
+        std::printf("\"%s\",%s,%s,%d,%llu,%.2f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%s,%.3f,%.3f,%s,%.3f,%.1f%s%s%s\n",
                     props.name, r.type.c_str(), r.dist.c_str(), r.log2n,
                     static_cast<unsigned long long>(r.n), r.entropy, r.hrs_ms, r.cub_ms,
                     r.hrs_ms / r.cub_ms, r.cub_ms / r.hrs_ms, r.n / r.hrs_ms / 1e6,
-                    r.n / r.cub_ms / 1e6, r.equal ? "yes" : "NO", r.sampled_rounds,
+                    r.n / r.cub_ms / 1e6, r.equal ? "yes" : "NO", r.sampled_rounds, r.concentration,
                     r.auto_choice.c_str(), auto_ms / std::min(r.hrs_ms, r.cub_ms), r.estimate_us,
                     o.profile || o.phases ? ",\"" : "",
                     r.profile.c_str(), o.profile || o.phases ? "\"" : "");
