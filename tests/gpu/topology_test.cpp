@@ -2,8 +2,12 @@
 // needed), and probe_topology on the GPUs present.
 #include "gpu/topology.hpp"
 
+#include "gpu/device_memory.cuh"
+#include "gpu/peer_access.hpp"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -81,6 +85,30 @@ TEST_F(topology_test, probe_keeps_the_selection_order) {
   EXPECT_EQ(t.devices[0].id, 1);
   EXPECT_EQ(t.devices[1].id, 0);
   EXPECT_NE(t.devices[0].pci_bus_id, t.devices[1].pci_bus_id);
+}
+
+TEST_F(topology_test, peer_access_enables_once_and_again_and_copies) {
+  const int count = device_count();
+  if (count < 2) GTEST_SKIP() << "one CUDA device: peer access needs two";
+  const std::vector<int> ids{0, 1};
+  const gpu_topology t = probe_topology(ids);
+  if (!t.peer(0, 1)) GTEST_SKIP() << "devices 0 and 1 cannot reach each other directly";
+  GPUSORT_CUDA_TRY(cudaSetDevice(1));
+  enable_peer_access(0, 1);
+  enable_peer_access(0, 1);  // again: not an error
+  int current = -1;
+  GPUSORT_CUDA_TRY(cudaGetDevice(&current));
+  EXPECT_EQ(current, 1) << "enable_peer_access changed the current device";
+  constexpr std::size_t bytes = 1 << 20;
+  device_buffer from(bytes, 0);
+  device_buffer to(bytes, 1);
+  stream s(0);
+  GPUSORT_CUDA_TRY(cudaMemsetAsync(from.data(), 0x5a, bytes, s.get()));
+  GPUSORT_CUDA_TRY(cudaMemcpyPeerAsync(to.data(), 1, from.data(), 0, bytes, s.get()));
+  s.synchronize();
+  std::vector<unsigned char> host(bytes);
+  GPUSORT_CUDA_TRY(cudaMemcpy(host.data(), to.data(), bytes, cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(std::all_of(host.begin(), host.end(), [](unsigned char c) { return c == 0x5a; }));
 }
 
 }  // namespace
