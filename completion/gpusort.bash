@@ -35,7 +35,7 @@ _gpusort_value() {
       [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]] && compopt -o nospace 2>/dev/null
       ;;
     --format) _gpusort_words "u32 u64 i32 i64 f32 f64 kv64 gensort" "$2" ;;
-    --devices) _gpusort_words "auto none $(_gpusort_device_ids)" "$2" ;;
+    --devices) _gpusort_words "all auto none $(_gpusort_device_ids)" "$2" ;;
     --algorithm) _gpusort_words "auto hrs onesweep cpu" "$2" ;;
     --merge-on) _gpusort_words "auto gpu host" "$2" ;;
     --direct-io) _gpusort_words "auto always never" "$2" ;;

@@ -335,7 +335,7 @@ gpusort::sort_options where those differ (in brackets); None leaves one at its d
   reverse=bool [descending], stable=bool, unique=bool, merge=bool [merge_only] (the inputs
   are sorted already), buffer_size=int|'8G'|'50%' [buffer_bytes],
   temporary_directory=path [temp_dir], parallel=int [threads],
-  devices='auto'|'none'|int|[int, ...], algorithm='auto'|'hrs'|'onesweep'|'cpu' [algo],
+  devices='auto'|'all'|'none'|int|[int, ...], algorithm='auto'|'hrs'|'onesweep'|'cpu' [algo],
   gpu_memory=int|'4G' [gpu_memory_bytes], merge_on='auto'|'gpu'|'host',
   direct_io='auto'|'always'|'never' [direct], fsync=bool,
   trace=path [trace_path], verbose=bool, progress=bool (these two print on stderr).

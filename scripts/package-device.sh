@@ -6,6 +6,7 @@
 # code of both sorters (~10 MB each, 80 MB together), beyond the 64 MiB a device call carries;
 # packed they take 15 MB. Carry .carry/gpusort.tar.xz and start the command with
 # `tar xJf .carry/gpusort.tar.xz -C /tmp && cd /tmp/gpusort`.
+# Every gpusort* tool of the build goes in, the benchmarks (gpusort-bench-hrs, -p2p, ...) too.
 # TARGETS (a list of targets, e.g. "hrs_test run_former_test gpusort-bench-hrs") builds and
 # packs only those, for a quicker turn on one part.
 # Usage: scripts/package-device.sh [DEST]

@@ -35,10 +35,16 @@ enum class merge_location : std::uint8_t {
   gpu,
 };
 
-/// Which GPUs may be used.
+/// Which GPUs may be used. One GPU sorts today, the first selected; the others are probed
+/// and shown by --verbose.
 struct device_selection {
-  enum class mode : std::uint8_t { automatic, none, list } how = mode::automatic;
-  std::vector<int> ids;  ///< device ids when `how == list`
+  enum class mode : std::uint8_t {
+    automatic,  ///< every visible GPU; the CPU when there is none
+    none,       ///< no GPU: the CPU sorts
+    list,       ///< the GPUs in `ids`, in that order; an error when one is missing
+    all,        ///< every visible GPU; an error when there is none
+  } how = mode::automatic;
+  std::vector<int> ids;  ///< device ids when `how == list`: distinct, not negative
 };
 
 /// Whether bulk reads and writes bypass the page cache (O_DIRECT).

@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <limits>
@@ -112,9 +113,10 @@ std::vector<option_group> option_groups() {
       ("parallel", po::value<std::string>()->value_name("N"),
        "use at most N threads for CPU work (default, and at most: the CPUs available)")
       ("devices", po::value<std::string>()->value_name("LIST"),
-       "GPUs to use: auto (default: a GPU when one is present), none (CPU only), or "
-       "device ids, comma-separated (only the first listed is used until gpusort sorts on "
-       "several GPUs)")
+       "GPUs to use: auto (default: every GPU present, the CPU when there is none), all "
+       "(every GPU present; an error without one), none (CPU only), or device ids, "
+       "comma-separated, such as 0,1 (the first selected GPU sorts until gpusort sorts on "
+       "several; --verbose shows them all)")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default: the GPU when present, there the faster of hrs and "
        "onesweep by chunk size and sampled key skew where equal keys cannot be told apart, "
@@ -181,6 +183,10 @@ std::uint64_t parse_count(const std::string& text, const char* option, std::uint
 device_selection parse_devices(const std::string& text) {
   device_selection sel;
   if (text == "auto") return sel;
+  if (text == "all") {
+    sel.how = device_selection::mode::all;
+    return sel;
+  }
   if (text == "none") {
     sel.how = device_selection::mode::none;
     return sel;
@@ -191,11 +197,19 @@ device_selection parse_devices(const std::string& text) {
   while (std::getline(ss, item, ',')) {
     int id = -1;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
-    GPUSORT_EXPECTS(ec == std::errc{} && end == item.data() + item.size() && id >= 0,
-                    "invalid --devices '" + text + "' (expected auto, none or device ids)");
+    GPUSORT_EXPECTS(ec == std::errc{} && end == item.data() + item.size(),
+                    "invalid --devices '" + text + "' (expected all, auto, none or device ids "
+                    "such as 0,1)");
+    GPUSORT_EXPECTS(id >= 0, "invalid --devices '" + text + "': device " + item +
+                                 " is negative (device ids count from 0)");
+    GPUSORT_EXPECTS(std::find(sel.ids.begin(), sel.ids.end(), id) == sel.ids.end(),
+                    "invalid --devices '" + text + "': device " + item + " is listed twice");
     sel.ids.push_back(id);
   }
-  GPUSORT_EXPECTS(!sel.ids.empty(), "invalid --devices '" + text + "'");
+  // getline drops a trailing empty field: "0," must not pass as "0".
+  GPUSORT_EXPECTS(!sel.ids.empty() && text.back() != ',',
+                  "invalid --devices '" + text + "' (expected all, auto, none or device ids "
+                  "such as 0,1)");
   return sel;
 }
 

@@ -608,7 +608,7 @@ bool run_former::impl::enqueue_d2h() {
                                            run.records - first);
       const std::uint64_t offset = first * record_size_;
       const std::size_t len = count * record_size_;
-      const std::span<std::byte> host = sink_.piece_buffer(run.index, offset, len);
+      const std::span<std::byte> host = sink_.piece_buffer(config_.first_run_id + run.index, offset, len);
       if (host.empty()) return progress;  // no host buffer free now: poll, then ask again
       GPUSORT_EXPECTS(host.size() == len && host.data() != nullptr,
                       "GPU run former: run_sink::piece_buffer returned " +
@@ -671,7 +671,8 @@ bool run_former::impl::poll() {
       --d2h_pieces_in_flight_;
       run.completed += done.records;
       progress = true;
-      sink_.piece_done(run.index, done.first_record * record_size_, done.host);
+      sink_.piece_done(config_.first_run_id + run.index, done.first_record * record_size_,
+                      done.host);
     }
     if (run.completed < run.records) break;
     if (trace_ != nullptr) {
@@ -691,7 +692,7 @@ bool run_former::impl::poll() {
     release_event(std::move(run.sort_done));
     runs_.pop_front();
     progress = true;
-    sink_.run_done(index, records);
+    sink_.run_done(config_.first_run_id + index, records);
   }
   return progress;
 }

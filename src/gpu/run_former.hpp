@@ -95,6 +95,9 @@ struct run_former_config {
   /// Tests: fill all device memory with 0xA5 at setup, and the auxiliary slot and CUB's
   /// workspace before every sort, so that a byte the sort fails to write shows in the output.
   bool poison_device_memory = false;
+  /// The id of the first run: the sink sees runs first_run_id, first_run_id + 1, ... Formers
+  /// on several GPUs that feed one sink or store take disjoint ranges, so run ids stay global.
+  std::uint64_t first_run_id = 0;
 };
 
 /// How a run former divides device memory: three chunk slots and the sorter's workspace.
@@ -116,7 +119,8 @@ class chunk_sorter;
 [[nodiscard]] chunk_plan plan_chunks(const run_former_config& config, const device_info& info,
                                      const chunk_sorter& sorter);
 
-/// Receives sorted runs. Called from the former's own thread: runs in order, pieces of a run
+/// Receives sorted runs (ids from run_former_config::first_run_id on). Called from the
+/// former's own thread: runs in order, pieces of a run
 /// in order of offset. piece_buffer() for the next run may come before run_done() of the
 /// previous one; at most 8 pieces are outstanding (handed out, piece_done() not yet called).
 class run_sink {

@@ -1,28 +1,31 @@
-// find_gpu for CUDA builds: which device the options select and how large its chunks are.
+// find_gpu for CUDA builds: which devices the options select, how they are connected, and how
+// large the chunks of the one that sorts are.
 #include "core/parse_size.hpp"
 #include "cpu/sort_items.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/error.hpp"
+#include "gpu/topology.hpp"
+#include "pipeline/gpu_selection.hpp"
 #include "pipeline/plan.hpp"
 #include "pipeline/strategy.hpp"
 
 namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
+  using mode = device_selection::mode;
   const bool demanded = options.algo == algorithm::onesweep || options.algo == algorithm::hrs ||
-                        options.merge == merge_location::gpu ||
-                        options.devices.how == device_selection::mode::list;
+                        options.merge == merge_location::gpu || options.devices.how == mode::list ||
+                        options.devices.how == mode::all;
   const int count = gpu::device_count();
   if (count == 0) {
     GPUSORT_EXPECTS(!demanded, "no usable CUDA device found (needed by --algorithm onesweep or "
-                               "hrs, --merge-on gpu or --devices); use --devices none for the "
-                               "CPU path");
+                               "hrs, --merge-on gpu or --devices all or a list); use --devices "
+                               "none for the CPU path");
     gpu_note = "no usable CUDA device found";
     return std::nullopt;
   }
-  const int id = options.devices.ids.empty() ? 0 : options.devices.ids.front();
-  GPUSORT_EXPECTS(id < count, "--devices " + std::to_string(id) + ": only " +
-                                  std::to_string(count) + " CUDA device(s) present");
+  const std::vector<int> devices = resolve_devices(options.devices, count);
+  const int id = devices.front();
   const gpu::device_info info = gpu::query_device(id);
   // Formats the former cannot sort directly travel as 16-byte (key, index) items.
   gpu::run_former_config config;
@@ -42,10 +45,18 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
   facts.free_bytes = info.free_bytes;
   facts.chunk_records = chunks.chunk_records;
   facts.sorts_records = gpu::supports_format(options.format);
-  if (options.devices.ids.size() > 1)
-    gpu_note = "--devices lists " + std::to_string(options.devices.ids.size()) +
-               " GPUs: only the first listed, device " + std::to_string(id) +
-               ", is used (sorting on several GPUs is not supported yet)";
+  facts.devices = devices;
+  // Once, for every selected GPU: the multi-GPU sort will need it, --verbose shows it.
+  facts.topology = gpu::probe_topology(devices);
+  // A list of several is warned about by the command (the user asked for them); all and auto
+  // pick several by themselves, which only --verbose mentions.
+  if (devices.size() > 1)
+    gpu_note = std::to_string(devices.size()) + " GPUs selected (--devices " +
+               (options.devices.how == mode::list ? device_list_text(devices)
+                : options.devices.how == mode::all ? std::string("all")
+                                                   : std::string("auto")) +
+               "): only the first, device " + std::to_string(id) +
+               ", sorts (sorting on several GPUs is not supported yet)";
   return facts;
 }
 

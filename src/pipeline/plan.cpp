@@ -13,6 +13,7 @@
 #include "cpu/sort_items.hpp"
 #include "gpusort/error.hpp"
 #include "pipeline/gpu_run_formation.hpp"
+#include "pipeline/gpu_selection.hpp"
 #include "pipeline/staging_pool.hpp"
 #include "pipeline/strategy.hpp"
 
@@ -252,6 +253,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     if (!facts.gpu_note.empty()) plan.why.push_back(facts.gpu_note);
     plan.device = gpu.device;
     plan.device_name = gpu.name;
+    plan.devices = gpu.devices.empty() ? std::vector<int>{gpu.device} : gpu.devices;
+    plan.topology = gpu.topology;
     plan.gpu_chunk_records = gpu.chunk_records;
     const std::uint64_t records = input_bytes ? *input_bytes / format.record_size : 0;
     if (input_bytes && records <= gpu.chunk_records) {
@@ -354,6 +357,8 @@ std::string sort_plan::describe(const record_format& format) const {
   if (bypass_page_cache) s += "; input and spills with O_DIRECT";
   if (output.prefault) s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";
   for (const std::string& line : why) s += "\n  because " + line;
+  if (devices.size() > 1) s += "\n  GPUs selected: " + device_list_text(devices);
+  for (const std::string& line : topology.describe()) s += "\n  " + line;
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/chunk_algorithm.hpp"
+#include "gpu/topology.hpp"
 #include "gpusort/options.hpp"
 #include "pipeline/run_layout.hpp"
 
@@ -39,6 +40,10 @@ struct gpu_facts {
   std::uint64_t chunk_records = 0;
   /// The GPU sorts the records themselves (gpu::supports_format), not (key, index) items.
   bool sorts_records = true;
+  /// Every GPU the options select, in order; `device` is the first, the one that sorts today.
+  std::vector<int> devices;
+  /// How the selected GPUs are connected (gpu::probe_topology), in the order of `devices`.
+  gpu::gpu_topology topology;
 };
 
 /// What the host has, as far as the plan depends on it.
@@ -110,8 +115,11 @@ struct output_plan {
 
 struct sort_plan {
   strategy how = strategy::cpu_runs;
-  std::optional<int> device;       ///< set for the GPU strategies
+  std::optional<int> device;       ///< set for the GPU strategies: the GPU that sorts
   std::string device_name;
+  /// Every selected GPU (gpu_facts::devices), `device` first; empty on the CPU.
+  std::vector<int> devices;
+  gpu::gpu_topology topology;      ///< of `devices`, for --verbose
   std::uint64_t gpu_chunk_records = 0;  ///< records per GPU chunk (gpu_facts::chunk_records)
   unsigned threads = 1;            ///< host threads (TBB arena)
   std::uint64_t budget_bytes = 0;  ///< host memory
@@ -123,7 +131,8 @@ struct sort_plan {
   std::vector<std::string> why;    ///< one line per decision, for --verbose
 
   [[nodiscard]] bool on_gpu() const noexcept { return device.has_value(); }
-  /// The plan in a few lines ("strategy gpu-runs on NVIDIA H100: ...; because ...").
+  /// The plan in a few lines ("strategy gpu-runs on NVIDIA H100: ...; because ..."), then
+  /// the selected GPUs and their peer access where there are any.
   [[nodiscard]] std::string describe(const record_format& format) const;
 };
 

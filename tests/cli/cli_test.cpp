@@ -162,6 +162,12 @@ TEST(Cli, SeveralDevicesWarnThatOnlyTheFirstIsUsed) {
       << several.err;
   const result one = run_gpusort("--devices 0 " + files, dir);
   EXPECT_EQ(one.err.find("warning"), std::string::npos) << one.err;
+  // auto (the default) and all take every GPU without a word: only --verbose says that one
+  // of several sorts.
+  const result automatic = run_gpusort("--devices auto " + files, dir);
+  EXPECT_EQ(automatic.err.find("warning"), std::string::npos) << automatic.err;
+  const result all = run_gpusort("--devices all " + files, dir);
+  EXPECT_EQ(all.err.find("warning"), std::string::npos) << all.err;
   const result none = run_gpusort("--devices none " + files, dir);
   EXPECT_EQ(none.status, 0);
   EXPECT_EQ(none.err, "");
@@ -191,6 +197,13 @@ TEST(Cli, ErrorsExitTwoWithAMessageAndLeaveNoOutput) {
       {"bad merge location", "--merge-on disk {in} {out}", good, "unknown --merge-on 'disk'"},
       {"GPU merge without a GPU", "--merge-on gpu {in} {out}", good,
        "--merge-on gpu needs a GPU"},
+      {"device listed twice", "--devices 0,1,0 {in} {out}", good,
+       "invalid --devices '0,1,0': device 0 is listed twice"},
+      {"negative device", "--devices -1 {in} {out}", good,
+       "invalid --devices '-1': device -1 is negative"},
+      {"empty device id", "--devices 0, {in} {out}", good, "invalid --devices '0,'"},
+      {"unknown device word", "--devices every {in} {out}", good,
+       "expected all, auto, none or device ids"},
   };
   std::filesystem::create_directory(dir.path() / "adir");
   for (const error_case& c : cases) {

@@ -64,9 +64,9 @@ expect "--check keys.u" keys.u32             # --check takes its value only afte
 expect "-- --t"                              # after --, words are files
 expect "-o out.bin -- o" other.bin
 
-# --devices: auto, none and the GPUs nvidia-smi lists (none here without a GPU driver).
+# --devices: all, auto, none and the GPUs nvidia-smi lists (none here without a GPU driver).
 devices=$(complete_words --devices '')
-for want in auto none; do
+for want in all auto none; do
   grep -qx "$want" <<<"$devices" || {
     echo "completion_test: FAILED: --devices does not offer $want: [${devices//$'\n'/ }]" >&2
     failures=$((failures + 1))

@@ -429,6 +429,54 @@ TEST_F(run_former_test, DescribeAndDevice) {
   former.finish();
 }
 
+/// Forwards to a collecting sink with the run ids shifted back by `first`, and checks that
+/// every id the former gives is at least `first`.
+class shifted_sink final : public gpu::run_sink {
+ public:
+  shifted_sink(collecting_sink& target, std::uint64_t first) : target_(target), first_(first) {}
+  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
+                                    std::size_t len) override {
+    EXPECT_GE(run, first_);
+    return target_.piece_buffer(run - first_, offset, len);
+  }
+  void piece_done(std::uint64_t run, std::uint64_t offset, std::span<std::byte> piece) override {
+    EXPECT_GE(run, first_);
+    target_.piece_done(run - first_, offset, piece);
+  }
+  void run_done(std::uint64_t run, std::uint64_t records) override {
+    EXPECT_GE(run, first_);
+    target_.run_done(run - first_, records);
+  }
+
+ private:
+  collecting_sink& target_;
+  std::uint64_t first_;
+};
+
+TEST_F(run_former_test, RunIdsStartAtFirstRunId) {
+  // Formers on several GPUs feed one store with disjoint id ranges: the ids are global.
+  const record_format f = make_format(key_type::u64, 16, 0);
+  constexpr std::uint64_t chunk = 1000;
+  constexpr std::uint64_t first_run_id = 1u << 20;
+  const std::uint64_t n = 3 * chunk + 7;
+  const std::uint64_t seed = base_seed() + 1234;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<std::byte> input = random_records(n, f, seed);
+  gpu::run_former_config config;
+  config.format = f;
+  config.max_chunk_records = chunk;
+  config.first_run_id = first_run_id;
+  collecting_sink collected(f.record_size);
+  shifted_sink sink(collected, first_run_id);
+  {
+    gpu::run_former former(config, sink, nullptr);
+    former.push(std::span<const std::byte>(input.data(), input.size()), [] {});
+    former.finish();
+  }
+  EXPECT_EQ(collected.runs_done(), 4u);
+  expect_runs_match(input, f, false, chunk, collected.runs());
+}
+
 TEST_F(run_former_test, DefaultBudgetHoldsLargeChunks) {
   gpu::run_former_config config;
   collecting_sink sink(8);

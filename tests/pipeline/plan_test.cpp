@@ -280,6 +280,32 @@ TEST(MakePlan, DescriptionNamesTheStrategyDeviceAndReasons) {
   EXPECT_NE(cpu.find("spilled to temporary files"), std::string::npos) << cpu;
 }
 
+TEST(MakePlan, SeveralGpusAreListedWithTheirTopology) {
+  // Two GPUs selected: the first sorts, both show in the plan with their peer access.
+  host_facts facts = gpu_host(GiB / 8);
+  facts.gpu->devices = {0, 1};
+  facts.gpu->topology.devices = {{0, "Test GPU", 80 * GiB, "0000:1b:00.0", 0},
+                                 {1, "Test GPU", 80 * GiB, "0000:2c:00.0", 1}};
+  facts.gpu->topology.can_access = {true, true, true, true};
+  const sort_plan plan = make_plan(GiB, u64_options(), facts);
+  EXPECT_EQ(plan.device, 0);
+  EXPECT_EQ(plan.devices, (std::vector<int>{0, 1}));
+  const std::string text = plan.describe(record_format{});
+  EXPECT_NE(text.find("\n  GPUs selected: 0,1"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  GPU 1: Test GPU, 80 GiB, PCI 0000:2c:00.0, NUMA node 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  peer access (row from, column to) 0 1: 0 [- y] 1 [y -]"),
+            std::string::npos)
+      << text;
+  // One GPU: no list line, the plan names it as before.
+  const sort_plan one = make_plan(GiB, u64_options(), gpu_host(GiB / 8));
+  EXPECT_EQ(one.devices, (std::vector<int>{0}));
+  EXPECT_EQ(one.describe(record_format{}).find("GPUs selected"), std::string::npos);
+  // The CPU: no devices.
+  EXPECT_TRUE(make_plan(GiB, u64_options(), cpu_host()).devices.empty());
+}
+
 // --- the GPU sort algorithm: per input (--algorithm, the record format) and per chunk -------
 
 TEST(ChunkAlgorithm, AutoTakesHrsOnlyWhereEqualKeysCannotBeToldApart) {

@@ -5,9 +5,11 @@
 # the harness's results.{csv,md,png} and iofloor-*.json, stats.txt (stats and multichunk) and
 # trace-gpu.json.gz; the harness's console log stays in $WORK.
 # Usage: device_run.sh [tests] [sanitizer] [chunked] [merge] [e2e] [stats] [multichunk] [cgroup] [gnu]
-#                      [stdin] [auto]   (default: all but cgroup, gnu, stdin and auto)
+#                      [stdin] [auto] [p2p]   (default: all but cgroup, gnu, stdin, auto and p2p)
 #   auto: tools/bench/auto/sweep.sh (--algorithm auto against cpu, onesweep and hrs on the same
 #   files; AUTO_* variables as documented there) into auto.csv, and its report into auto.md.
+#   p2p: gpusort-bench-p2p over every GPU (P2P_BYTES per copy, default 1G) into p2p.csv: peer and
+#   host-staged copy bandwidth of each ordered pair, or within the GPU and D2H/H2D on one.
 #   stdin: STDIN_SIZE (default 8G) of u64 in the page cache sorted STDIN_REPEAT (3) times from
 #   the file and from `cat file |` (a fast producer), into stdin.csv; the read rate of each
 #   in stdin.log.
@@ -42,7 +44,7 @@ say() { echo "== $(date +%T) $*"; }
 if want tests; then
   say tests
   for t in ${TESTS:-record_bits_test run_former_test hrs_test gpu_sort_file_test gpu_range_sort_test pipeline_test radix_sort_test \
-           multiway_merge_test key_order_test io_test}; do
+           multiway_merge_test key_order_test io_test device_memory_test topology_test partition_plan_test}; do
     [ -x "$bin/$t" ] || continue
     echo "### $t"
     timeout 300 "$bin/$t" --gtest_color=no 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40
@@ -63,6 +65,12 @@ if want sanitizer; then
     "$bin/gpusort-validate" -t f64 --record-size 16 --key-offset 8 "$work/san.bin" "$work/san.out"
   done >> "$out/tests.log" 2>&1
   tail -n 30 "$out/tests.log"
+fi
+
+if want p2p; then
+  say p2p
+  timeout 300 "$bin/gpusort-bench-p2p" --bytes "${P2P_BYTES:-1G}" > "$out/p2p.csv" 2>> "$out/tests.log"
+  cat "$out/p2p.csv"
 fi
 
 if want chunked; then
