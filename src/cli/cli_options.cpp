@@ -113,14 +113,15 @@ std::vector<option_group> option_groups() {
       ("parallel", po::value<std::string>()->value_name("N"),
        "use at most N threads for CPU work (default, and at most: the CPUs available)")
       ("devices", po::value<std::string>()->value_name("LIST"),
-       "GPUs to use: auto (default: every GPU present, the CPU when there is none), all "
+       "GPUs to use: auto (default: every GPU present, the CPU when there is none or the "
+       "input is small, see --algorithm), all "
        "(every GPU present; an error without one), none (CPU only), or device ids, "
        "comma-separated, such as 0,1 (the first selected GPU sorts until gpusort sorts on "
        "several; --verbose shows them all)")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
-       "run sorter: auto (default: the GPU when present, there the faster of hrs and "
-       "onesweep by chunk size and sampled key skew where equal keys cannot be told apart, "
-       "else onesweep), hrs "
+       "run sorter: auto (default: the CPU for files of up to 64 MiB per CPU, else the GPU "
+       "when present, there the faster of hrs and onesweep by chunk size and sampled key "
+       "skew where equal keys cannot be told apart, else onesweep), hrs "
        "(hybrid radix sort on the GPU; equal keys of records with a payload in no particular "
        "order), onesweep (CUB on the GPU), cpu (host radix sort)")
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),

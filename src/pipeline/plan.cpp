@@ -72,7 +72,7 @@ gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options, bool sorts
   }
 }
 
-host_facts probe_host(const sort_options& options) {
+host_facts probe_host(const sort_options& options, std::optional<std::uint64_t> input_bytes) {
   host_facts facts;
   const memory_limit memory = probe_memory_limit();
   facts.usable_memory = memory.bytes;
@@ -84,17 +84,37 @@ host_facts probe_host(const sort_options& options) {
   facts.dirty_ratio = static_cast<unsigned>(read_sysctl("/proc/sys/vm/dirty_ratio"));
   facts.gpu_allowed = gpu_backend_built() && options.algo != algorithm::cpu &&
                       options.devices.how != device_selection::mode::none &&
-                      !options.merge_only;
+                      !options.merge_only &&
+                      cpu_crossover_reason(options, input_bytes, facts.cpus).empty();
   return facts;
 }
 
-void probe_gpu(const sort_options& options, host_facts& facts) {
+std::string cpu_crossover_reason(const sort_options& options,
+                                 std::optional<std::uint64_t> input_bytes, unsigned cpus) {
+  const bool gpu_asked_for = options.algo != algorithm::automatic ||
+                             options.devices.how != device_selection::mode::automatic ||
+                             options.gpu_memory_bytes != 0 ||
+                             options.merge == merge_location::gpu;
+  if (gpu_asked_for || !input_bytes) return {};
+  const std::uint64_t crossover = cpu_crossover_bytes_per_cpu * std::max(cpus, 1u);
+  if (*input_bytes > crossover) return {};
+  return format_bytes(*input_bytes) + " is within " + format_bytes(crossover) + " (" +
+         format_bytes(cpu_crossover_bytes_per_cpu) + " per CPU on " + std::to_string(cpus) +
+         "), which the CPU sorts sooner than the GPU path starts (--devices all, or "
+         "--algorithm onesweep or hrs, to sort on the GPU)";
+}
+
+void probe_gpu(const sort_options& options, host_facts& facts,
+               std::optional<std::uint64_t> input_bytes) {
   if (options.merge_only)
     facts.gpu_note = "--merge";
   else if (options.algo == algorithm::cpu)
     facts.gpu_note = "--algorithm cpu";
   else if (options.devices.how == device_selection::mode::none)
     facts.gpu_note = "--devices none";
+  else if (std::string why = cpu_crossover_reason(options, input_bytes, facts.cpus);
+           !why.empty())
+    facts.gpu_note = std::move(why);
   else
     facts.gpu = find_gpu(options, facts.gpu_note);
 }

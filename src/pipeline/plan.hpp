@@ -75,16 +75,37 @@ struct host_facts {
 [[nodiscard]] gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options,
                                                        bool sorts_records);
 
-/// The host's memory and CPUs, and whether the options allow a GPU; no CUDA call.
-[[nodiscard]] host_facts probe_host(const sort_options& options);
+/// The host's memory and CPUs, and whether the options allow a GPU for an input of
+/// `input_bytes` (not below the CPU crossover, cpu_crossover_reason); no CUDA call.
+[[nodiscard]] host_facts probe_host(const sort_options& options,
+                                    std::optional<std::uint64_t> input_bytes = std::nullopt);
+
+/// Input bytes per CPU up to which `--algorithm auto` with the default device selection sorts
+/// on the CPU without initialising CUDA. Measured on the H100 machine (16 CPUs; tools/bench/
+/// results/2026-11-25-h100-auto/auto-run2.md, page cache warm): the GPU path takes 0.28-0.42 s
+/// for anything up to 256 MiB, which the CPU sorts in 0.01-0.17 s; at 1 GiB the CPU took
+/// 0.20-0.60 s against the GPU's 0.43-0.48 (faster for evenly spread and equal 64-bit keys,
+/// slower for AND-ed and 32-bit ones); at 4 GiB the GPU was 1.7-2.5x faster but for all-equal
+/// keys. The CPU's rate grows with its cores, so the crossover is 1 GiB per 16 CPUs.
+inline constexpr std::uint64_t cpu_crossover_bytes_per_cpu = std::uint64_t{64} << 20;
+
+/// Why `auto` leaves a GPU unused for an input of `input_bytes` on `cpus` CPUs (the CPU
+/// sorts it sooner than the GPU path starts); empty when the GPU should be probed: the size is
+/// unknown or larger, or the options ask for the GPU (--algorithm onesweep or hrs, --devices
+/// all or a list, --gpu-memory, --merge-on gpu).
+[[nodiscard]] std::string cpu_crossover_reason(const sort_options& options,
+                                               std::optional<std::uint64_t> input_bytes,
+                                               unsigned cpus);
 
 /**
  * Fills facts.gpu (and facts.gpu_note): the device the options select and its chunk size for
- * `options.format`. Initialises CUDA (0.3 s on the H100 machine).
+ * `options.format`. Initialises CUDA (0.3 s on the H100 machine), unless the options rule the
+ * GPU out or cpu_crossover_reason() gives one for `input_bytes`.
  * @throw gpusort::error when the options demand a GPU (--algorithm onesweep or hrs,
- *        --devices LIST) that cannot be used.
+ *        --devices all or LIST) that cannot be used.
  */
-void probe_gpu(const sort_options& options, host_facts& facts);
+void probe_gpu(const sort_options& options, host_facts& facts,
+               std::optional<std::uint64_t> input_bytes = std::nullopt);
 
 /// How the output is written (io::make_output_sink).
 enum class output_mode : std::uint8_t {

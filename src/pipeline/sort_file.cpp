@@ -90,7 +90,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
 
   std::optional<progress_reporter> progress;
   if (options.progress) progress.emplace(trace, input.known_size(), STDERR_FILENO);
-  pipeline::host_facts facts = pipeline::probe_host(options);
+  pipeline::host_facts facts = pipeline::probe_host(options, input.known_size());
   pipeline::strategy_result result;
   std::string backend;
   // --unique: our own temporary file is compacted after the sort; an output written in place
@@ -106,7 +106,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     const pipeline::output_plan writing = pipeline::plan_output(input.known_size(), options, facts);
     pipeline::output_opener opener(out, writing, options.format, unique_stream, &trace);
     if (writing.prefault) opener.open(*input.known_size());
-    pipeline::probe_gpu(options, facts);
+    pipeline::probe_gpu(options, facts, input.known_size());
     const pipeline::sort_plan plan = pipeline::make_plan(input.known_size(), options, facts);
     notice(options, "sorting " + input.describe() + " (" +
                         (npy != nullptr ? ".npy of " + npy->dtype + ", " : std::string()) +

@@ -49,6 +49,7 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
           const auto data = test::random_records(records, f, seed);
           test::write_file(dir.file("in"), data);
           sort_options o;
+          o.devices.how = device_selection::mode::all;  // the GPU, also below the CPU crossover
           o.format = f;
           o.descending = descending;
           o.gpu_memory_bytes = gpu_memory;
@@ -199,6 +200,7 @@ TEST_F(GpuSortFile, NpyRecordsLandAfterTheHeaderOnEveryGpuStrategy) {
         SCOPED_TRACE(c.descr + (descending ? " desc" : " asc") + " variant " +
                      std::to_string(variant) + " seed " + std::to_string(seed));
         sort_options o;
+        o.devices.how = device_selection::mode::all;  // the GPU, also below the CPU crossover
         o.npy.key_field = c.key;
         o.descending = descending;
         if (variant >= 1) o.gpu_memory_bytes = 48 << 20;
@@ -223,6 +225,7 @@ TEST_F(GpuSortFile, NpyRecordsLandAfterTheHeaderOnEveryGpuStrategy) {
     }
     // --unique into the output's mapping after a one-chunk sort: the shape rewritten.
     sort_options o;
+    o.devices.how = device_selection::mode::all;  // the GPU, also below the CPU crossover
     o.npy.key_field = c.key;
     o.unique = true;
     const sort_stats stats = sort_file({dir.file("in.npy")}, dir.file("out.npy"), o);

@@ -385,6 +385,39 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
   EXPECT_STREQ(gpu::to_string(chunk_algorithm::automatic), "auto");
 }
 
+TEST(ProbeHost, AutoSortsSmallInputsOnTheCpuWithoutTouchingTheGpu) {
+  sort_options o = u64_options();
+  const std::uint64_t crossover = cpu_crossover_bytes_per_cpu * 16;
+  EXPECT_EQ(crossover, GiB) << "1 GiB on the 16 CPUs of the H100 machine";
+  EXPECT_FALSE(cpu_crossover_reason(o, crossover, 16).empty());
+  EXPECT_FALSE(cpu_crossover_reason(o, 0, 16).empty());
+  EXPECT_TRUE(cpu_crossover_reason(o, crossover + 8, 16).empty());
+  EXPECT_TRUE(cpu_crossover_reason(o, std::nullopt, 16).empty()) << "a stream: size unknown";
+  EXPECT_FALSE(cpu_crossover_reason(o, crossover / 8, 2).empty()) << "fewer CPUs: lower";
+  EXPECT_TRUE(cpu_crossover_reason(o, crossover / 8 + 8, 2).empty());
+  // Options that ask for the GPU keep it at any size.
+  for (int variant = 0; variant < 5; ++variant) {
+    sort_options asked = o;
+    if (variant == 0) asked.algo = algorithm::onesweep;
+    if (variant == 1) asked.algo = algorithm::hrs;
+    if (variant == 2) asked.devices.how = device_selection::mode::all;
+    if (variant == 3) asked.devices = {device_selection::mode::list, {0}};
+    if (variant == 4) asked.gpu_memory_bytes = GiB;
+    EXPECT_TRUE(cpu_crossover_reason(asked, 1024, 16).empty()) << "variant " << variant;
+  }
+  sort_options merge_on_gpu = o;
+  merge_on_gpu.merge = merge_location::gpu;
+  EXPECT_TRUE(cpu_crossover_reason(merge_on_gpu, 1024, 16).empty());
+  // probe_host rules the GPU out below the crossover, and probe_gpu says why without probing.
+  host_facts facts = probe_host(o, std::uint64_t{1024});
+  EXPECT_FALSE(facts.gpu_allowed);
+  probe_gpu(o, facts, std::uint64_t{1024});
+  EXPECT_FALSE(facts.gpu.has_value());
+  EXPECT_NE(facts.gpu_note.find("sooner than the GPU path starts"), std::string::npos)
+      << facts.gpu_note;
+  EXPECT_EQ(make_plan(1024, o, facts).how, strategy::cpu_one_run);
+}
+
 TEST(ProbeHost, CpuOptionsNeverTouchTheGpu) {
   sort_options o;
   o.devices.how = device_selection::mode::none;
