@@ -44,11 +44,6 @@
 namespace gpusort::gpu {
 namespace {
 
-/// Measured on the H200 machine (16 GiB of u64 keys, 16 chunks): 8/16/32/64/128 MiB pieces gave
-/// 79/82/79-83/84/85 % of one-way H2D; larger pieces mean fewer copies but coarser refill.
-constexpr std::size_t default_piece_bytes = std::size_t{64} << 20;
-/// D2H pieces enqueued ahead: each needs a sink buffer, and H2D refills wait for them.
-constexpr std::size_t d2h_window = 8;
 /// How often the worker polls events while device work is outstanding.
 constexpr auto poll_interval = std::chrono::microseconds(100);
 }  // namespace
@@ -92,7 +87,7 @@ chunk_plan plan_chunks(const run_former_config& config, const device_info& info,
   plan.slot_bytes = sorter.slot_bytes(n);
   plan.workspace_bytes = sorter.workspace_bytes(n);
   const std::size_t piece_bytes =
-      config.piece_bytes != 0 ? config.piece_bytes : default_piece_bytes;
+      config.piece_bytes != 0 ? config.piece_bytes : run_former_default_piece_bytes;
   plan.piece_records = std::max<std::uint64_t>(1, piece_bytes / shape.record_size);
   return plan;
 }
@@ -597,7 +592,7 @@ void run_former::impl::enqueue_sort(filled_chunk& chunk) {
 bool run_former::impl::enqueue_d2h() {
   bool progress = false;
   for (run_state& run : runs_) {
-    while (run.enqueued < run.records && d2h_pieces_in_flight_ < d2h_window) {
+    while (run.enqueued < run.records && d2h_pieces_in_flight_ < run_former_d2h_window) {
       if (!run.waits_on_sort) {
         GPUSORT_CUDA_TRY(cudaStreamWaitEvent(d2h_.get(), run.sort_done.get(), 0));
         run.waits_on_sort = true;

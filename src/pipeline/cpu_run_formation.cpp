@@ -14,6 +14,7 @@
 #include "gpusort/error.hpp"
 #include "io/uring.hpp"
 #include "pipeline/bounded_queue.hpp"
+#include "pipeline/pipeline_config.hpp"
 
 namespace gpusort::pipeline {
 namespace {
@@ -41,10 +42,6 @@ std::uint64_t read_chunk(io::input_source& input, host_buffer& buffer, std::uint
                          trace_recorder* trace) {
   return read_records(input, buffer.data(), records, rec, ring, layout, trace);
 }
-
-/// Where a stream of unknown length starts: its buffer then doubles while the input keeps
-/// coming, so that a short pipe does not reserve the whole budget.
-constexpr std::uint64_t first_stream_buffer_bytes = std::uint64_t{64} << 20;
 
 /// Reads the next chunk of at most `records` records; a stream's buffer grows with it.
 filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std::uint32_t rec,

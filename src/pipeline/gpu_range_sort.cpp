@@ -20,9 +20,6 @@
 namespace gpusort::pipeline {
 namespace {
 
-/// Copies of a few MiB each: a 32 MiB staging buffer is filled by every thread at once.
-constexpr std::size_t copy_grain = std::size_t{2} << 20;
-
 /// Hands run pieces to the former in order: page-locked ones as they are, the others through
 /// page-locked staging buffers that it fills with consecutive pieces.
 class range_feeder {
@@ -45,8 +42,9 @@ class range_feeder {
       const std::size_t n =
           static_cast<std::size_t>(std::min<std::uint64_t>(bytes, capacity_ - fill_));
       // Large pieces are split so that every thread copies a part.
-      for (std::size_t done = 0; done < n; done += copy_grain)
-        copies_.push_back({buffer_ + fill_ + done, src + done, std::min(copy_grain, n - done)});
+      for (std::size_t done = 0; done < n; done += range_copy_grain)
+        copies_.push_back(
+            {buffer_ + fill_ + done, src + done, std::min(range_copy_grain, n - done)});
       fill_ += n;
       src += n;
       bytes -= n;

@@ -24,6 +24,7 @@
 #include "io/parallel_reader.hpp"
 #include "io/uring.hpp"
 #include "pipeline/gpu_output_writer.hpp"
+#include "pipeline/pipeline_config.hpp"
 #include "pipeline/plan.hpp"
 #include "pipeline/run_pinner.hpp"
 #include "pipeline/staging_pool.hpp"
@@ -255,15 +256,6 @@ class run_collector final : public gpu::run_sink {
   tbb::task_group writes_;  // concurrent piece copies into runs
   detail::ordered_worker worker_;  // last: joined before the members its tasks use go away
 };
-
-// Four readers, each with 16 requests of 1 MiB in the kernel's worker pool, read 8 GiB from
-// the page cache at 40-45 GB/s on the H200 machine (one reader: 9-10 GB/s; eight: no faster;
-// sixteen completing inline: 26-28 GB/s).
-constexpr unsigned reader_threads = 4;
-constexpr unsigned reader_queue_depth = 16;
-
-// Threads that page-lock run memory ahead of the former (run_pinner).
-constexpr unsigned run_pin_threads = 4;
 
 }  // namespace
 

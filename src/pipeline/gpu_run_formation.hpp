@@ -22,11 +22,6 @@ class trace_recorder;
 
 namespace gpusort::pipeline {
 
-/// Runs the GPU path holds outside the run store once runs spill (collected, or being
-/// written): the GPU forms runs faster than a disk takes them. make_plan keeps room for them
-/// within -S.
-inline constexpr std::uint64_t gpu_runs_held = 2;
-
 struct gpu_run_result {
   std::string device_name;
   /// The GPU sort algorithm ("onesweep", "hrs"), or what `auto` chose for the chunks.

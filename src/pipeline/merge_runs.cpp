@@ -18,6 +18,7 @@
 #include "gpusort/error.hpp"
 #include "io/direct_io.hpp"
 #include "io/uring.hpp"
+#include "pipeline/pipeline_config.hpp"
 
 namespace gpusort::pipeline {
 namespace {
@@ -59,7 +60,7 @@ class run_file_sink final : public io::output_sink {
   run_file_sink(const spill_file& file, std::uint64_t base, std::uint32_t record_size,
                 trace_recorder* trace)
       : file_(file), base_(base), trace_(trace),
-        window_(std::max<std::size_t>(window_bytes, record_size)),
+        window_(std::max<std::size_t>(merge_window_bytes, record_size)),
         staging_(window_ + io::direct_io_alignment) {}
   [[nodiscard]] std::size_t max_window() const override { return window_; }
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
@@ -78,7 +79,6 @@ class run_file_sink final : public io::output_sink {
   [[nodiscard]] bool parallel_writes() const override { return false; }
 
  private:
-  static constexpr std::size_t window_bytes = std::size_t{16} << 20;
   const spill_file& file_;
   std::uint64_t base_;
   trace_recorder* trace_;
@@ -145,7 +145,7 @@ class run_cursor {
     }
   }
 
-  /// Gives the disk blocks of the records merged so far back, every release_step bytes: a
+  /// Gives the disk blocks of the records merged so far back, every merge_release_step bytes: a
   /// filesystem mounted with discard frees blocks synchronously, which for 16 GiB of runs
   /// took 5 s after the merge on the H100 machine when the file closed.
   void release_merged(trace_recorder* trace) {
@@ -154,7 +154,7 @@ class run_cursor {
     const std::uint64_t end = (run_.file_offset + merged) / io::direct_io_alignment *
                               io::direct_io_alignment;
     const std::uint64_t begin = run_.file_offset + released_;
-    if (end <= begin || (end - begin < release_step && consumed_ < run_.records)) return;
+    if (end <= begin || (end - begin < merge_release_step && consumed_ < run_.records)) return;
     trace_recorder::scope timer(trace, "release runs", end - begin);
     run_.file->release(begin, end - begin);
     released_ = end - run_.file_offset;
@@ -183,7 +183,6 @@ class run_cursor {
   std::uint64_t loaded_ = 0;    // unmerged records present in the buffer
   std::uint64_t planned_ = 0;   // records being read behind them
   std::uint64_t released_ = 0;  // bytes from the run's start whose blocks were given back
-  static constexpr std::uint64_t release_step = std::uint64_t{256} << 20;
 };
 
 /// Reads a batch planned by the cursors and tells them it is done.

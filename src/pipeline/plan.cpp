@@ -14,6 +14,7 @@
 #include "gpusort/error.hpp"
 #include "pipeline/gpu_run_formation.hpp"
 #include "pipeline/gpu_selection.hpp"
+#include "pipeline/pipeline_config.hpp"
 #include "pipeline/staging_pool.hpp"
 #include "pipeline/strategy.hpp"
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpusort/record_format.hpp"
+#include "pipeline/pipeline_config.hpp"
 
 namespace gpusort::pipeline {
 
@@ -30,10 +31,6 @@ struct run_layout {
 template <typename ScratchFn>
 run_layout make_run_layout(std::optional<std::uint64_t> input_bytes, const record_format& format,
                            std::uint64_t budget, ScratchFn scratch_bytes);
-
-/// Bytes of input in flight per read request, and the smallest chunk worth forming.
-inline constexpr std::uint64_t default_read_block = std::uint64_t{8} << 20;
-inline constexpr std::uint64_t min_chunk_bytes = std::uint64_t{64} << 10;
 
 template <typename ScratchFn>
 run_layout make_run_layout(std::optional<std::uint64_t> input_bytes, const record_format& format,

@@ -10,13 +10,11 @@
 
 #include "core/trace.hpp"
 #include "io/temp_file.hpp"
+#include "pipeline/pipeline_config.hpp"
 
 namespace gpusort::pipeline {
 namespace {
 
-// Unlocking and unmapping 16 GiB of page-locked runs takes tenths of a second on one thread;
-// the runs are independent, so a few threads share them.
-constexpr std::size_t release_threads = 4;
 
 }  // namespace
 
@@ -98,7 +96,7 @@ std::future<void> run_store::release_in_background() {
     };
     std::vector<std::thread> pool;
     try {
-      for (std::size_t t = 1; t < std::min(release_threads, runs.size()); ++t)
+      for (std::size_t t = 1; t < std::min(run_release_threads, runs.size()); ++t)
         pool.emplace_back(release_some);
     } catch (const std::system_error&) {  // no more threads: fewer share the work
     }

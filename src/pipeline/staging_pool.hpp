@@ -10,17 +10,9 @@
 
 #include "gpu/run_former.hpp"
 #include "io/buffer_pool.hpp"
+#include "pipeline/pipeline_config.hpp"
 
 namespace gpusort::pipeline {
-
-// The former keeps at most 8 D2H pieces outstanding; fewer buffers would throttle it.
-inline constexpr std::size_t staging_buffers = 8;
-// Pieces of 64 MiB measured 84% of one-way PCIe for 16 chunks, 16 MiB 81.5% (H200); 32 MiB
-// halves the staging to pin (1 GiB -> 512 MiB). Together with starting the output prefault
-// before CUDA initialises, the 8 GiB sort's median wall time fell from 1.49 s to 1.38 s.
-inline constexpr std::size_t max_staging_bytes = std::size_t{32} << 20;
-inline constexpr std::size_t min_staging_bytes = std::size_t{1} << 20;
-static_assert(min_staging_bytes <= max_staging_bytes);
 
 /// Staging buffer size: large pieces for large inputs, small ones where pinning 1 GiB of
 /// staging would cost more than the whole sort.
