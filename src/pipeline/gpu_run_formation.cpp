@@ -1,21 +1,13 @@
-// GPU run formation on the host side: the reader loop that feeds the run former, and the
-// collector that moves sorted runs out of staging into the run store on other threads so the
-// former's thread never waits on a host copy (gpu_output_writer when the input is one chunk).
+// GPU run formation on the host side: the reader loop that feeds the run former, and the sink
+// its sorted runs go to (run_collector into the run store; gpu_output_writer when the input is
+// one chunk).
 #include "pipeline/gpu_run_formation.hpp"
 
-#include <tbb/task_group.h>
-
 #include <algorithm>
-#include <condition_variable>
-#include <exception>
 #include <future>
-#include <map>
-#include <mutex>
 #include <vector>
 
 #include "core/host_buffer.hpp"
-#include "core/ordered_worker.hpp"
-#include "core/parallel_copy.hpp"
 #include "core/trace.hpp"
 #include "cpu/sort_items.hpp"
 #include "gpusort/error.hpp"
@@ -26,239 +18,11 @@
 #include "pipeline/gpu_output_writer.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "pipeline/plan.hpp"
+#include "pipeline/run_collector.hpp"
 #include "pipeline/run_pinner.hpp"
 #include "pipeline/staging_pool.hpp"
 
 namespace gpusort::pipeline {
-namespace {
-
-/// Where sorted runs go when they are not the output: resident or spilled runs, or, for
-/// items, an item buffer that is turned into records by a gather when the run is complete.
-/// (gpu_output_writer takes the one-chunk case.) Runs whose memory a run_pinner page-locked
-/// come back from the GPU straight into it; the others through staging and a host copy.
-class run_collector final : public gpu::run_sink {
- public:
-  enum class mode : std::uint8_t { runs, items };
-
-  run_collector(mode m, const record_format& format, bool descending, std::uint64_t chunk_records,
-                std::shared_future<std::shared_ptr<staging_pool>> staging, run_store& store,
-                run_pinner* pinner, tbb::task_arena& arena, trace_recorder* trace)
-      : mode_(m), format_(format), descending_(descending), chunk_records_(chunk_records),
-        staging_(std::move(staging)), store_(store), pinner_(pinner), arena_(arena),
-        trace_(trace), resident_room_(store.resident_room()) {}
-
-  ~run_collector() noexcept override {
-    try {
-      arena_.execute([&] { writes_.wait(); });  // errors were reported by drain() already
-    } catch (...) {
-    }
-  }
-  run_collector(const run_collector&) = delete;
-  run_collector& operator=(const run_collector&) = delete;
-
-  /// Items mode: the records of chunk `run`, kept until its items come back.
-  void keep_chunk(std::uint64_t run, host_buffer records) {
-    std::lock_guard lock(chunks_mutex_);
-    chunks_[run] = std::move(records);
-  }
-
-  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
-                                    std::size_t len) override {
-    // A failed spill (a full disk) stops the ordered worker: fail the former now instead of
-    // letting it form runs that can no longer be stored.
-    if (const std::exception_ptr failed = worker_.error()) std::rethrow_exception(failed);
-    if (!may_collect(run)) return {};  // runs spill slower than they form: the former waits
-    const std::optional<std::byte*> pinned = pinned_memory(run);
-    if (!pinned) return {};  // its memory is still being page-locked: the former asks again
-    if (*pinned != nullptr) return {*pinned + offset, len};
-    GPUSORT_EXPECTS(len <= staging().buffer_bytes(), "run former piece larger than staging");
-    std::byte* p = staging().try_acquire();
-    if (p == nullptr) return {};
-    return {p, len};
-  }
-
-  void piece_done(std::uint64_t run, std::uint64_t offset, std::span<std::byte> piece) override {
-    if (*pinned_memory(run) != nullptr) return;  // it landed in the run itself
-    // Pieces land in disjoint bytes of their run's buffer: copying several at once keeps every
-    // thread busy and faults the fresh run memory in on all of them (one piece at a time
-    // copied 9.5 GB/s on the H200 machine).
-    std::byte* dst = run_buffer(run) + offset;
-    arena_.execute([&] {
-      writes_.run([this, run, dst, piece] {
-        // Whatever happens, the staging buffer goes back and the run stops waiting for it.
-        struct piece_guard {
-          run_collector* collector;
-          std::uint64_t run;
-          std::byte* staging;
-          ~piece_guard() {
-            collector->staging().release(staging);
-            collector->piece_copied(run);
-          }
-        } guard{this, run, piece.data()};
-        trace_recorder::scope timer(trace_, "copy-out", piece.size());
-        detail::parallel_copy(dst, piece.data(), piece.size());
-      });
-    });
-  }
-
-  void run_done(std::uint64_t run, std::uint64_t records) override {
-    worker_.push([this, run, records] { finish_run(run, records); });
-  }
-
-  /// Waits for every queued copy and stored run; rethrows the first failure.
-  void drain() {
-    arena_.execute([&] { writes_.wait(); });
-    worker_.drain();
-  }
-  [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
-
- private:
-  /// Where pieces of `run` land when its memory is page-locked: that memory; nullptr when the
-  /// run is staged instead; nullopt while the pinner is still preparing it.
-  std::optional<std::byte*> pinned_memory(std::uint64_t run) {
-    std::lock_guard lock(runs_mutex_);
-    auto it = runs_.find(run);
-    if (it == runs_.end()) {
-      if (pinner_ == nullptr) return nullptr;
-      run_pinner::run_memory m;
-      switch (pinner_->try_take(run, m)) {
-        case run_pinner::state::pending: return std::nullopt;
-        case run_pinner::state::unplanned: return nullptr;
-        case run_pinner::state::ready: break;
-      }
-      if (m.memory.size() == 0) return nullptr;  // not even allocated: run_buffer() will
-      it = runs_.emplace(run, collected_run{std::move(m.memory), 0, std::move(m.pin)}).first;
-      ++held_;
-    }
-    return it->second.pin != nullptr ? it->second.memory.data() : nullptr;
-  }
-
-  /// Where run `run` is collected (allocated on its first piece); counts one more copy in
-  /// flight into it.
-  std::byte* run_buffer(std::uint64_t run) {
-    std::lock_guard lock(runs_mutex_);
-    auto it = runs_.find(run);
-    if (it == runs_.end()) {
-      it = runs_.emplace(run, collected_run{host_buffer(static_cast<std::size_t>(run_bytes())), 0, {}})
-               .first;
-      ++held_;
-    }
-    ++it->second.copies_in_flight;
-    return it->second.memory.data();
-  }
-
-  void piece_copied(std::uint64_t run) {
-    {
-      std::lock_guard lock(runs_mutex_);
-      --runs_.at(run).copies_in_flight;
-    }
-    copied_.notify_all();
-  }
-
-  /// Whether pieces of `run` may land now: while the runs held outside the store (collected,
-  /// or being stored), this one included, fit what the store still keeps in memory, or are
-  /// at most gpu_runs_held. The GPU forms runs faster than a disk takes them, and the memory
-  /// of the waiting ones is beyond the resident runs (with -S 4G and 710 MB runs, a 16 GiB
-  /// sort under a 6 GiB cgroup limit was killed for memory on the H200 machine).
-  bool may_collect(std::uint64_t run) {
-    std::lock_guard lock(runs_mutex_);
-    return runs_.count(run) != 0 || held_ < gpu_runs_held ||
-           (held_ + 1) * run_bytes() <= resident_room_;
-  }
-
-  /// Bytes of one collected run.
-  [[nodiscard]] std::uint64_t run_bytes() const noexcept {
-    return chunk_records_ * (mode_ == mode::items ? sizeof(cpu::sort_item) : format_.record_size);
-  }
-
-  /// The run's memory once every piece is in it (empty for a run without records).
-  run_pinner::run_memory take_run(std::uint64_t run, bool& held) {
-    std::unique_lock lock(runs_mutex_);
-    copied_.wait(lock, [&] {
-      const auto it = runs_.find(run);
-      return it == runs_.end() || it->second.copies_in_flight == 0;
-    });
-    const auto it = runs_.find(run);
-    held = it != runs_.end();
-    if (!held) return {};
-    run_pinner::run_memory taken{std::move(it->second.memory), std::move(it->second.pin)};
-    runs_.erase(it);
-    return taken;
-  }
-
-  void finish_run(std::uint64_t run, std::uint64_t records) {
-    records_ += records;
-    bool held = false;
-    run_pinner::run_memory taken = take_run(run, held);
-    // The run stops counting once it is stored (or dropped by an error).
-    struct release_guard {
-      run_collector* collector;
-      bool held;
-      ~release_guard() {
-        if (!held) return;
-        std::lock_guard lock(collector->runs_mutex_);
-        --collector->held_;
-        collector->resident_room_ = collector->store_.resident_room();
-      }
-    } release{this, held};
-    if (records == 0) return;
-    io::uring ring(32);
-    if (mode_ == mode::runs) {
-      store_.add(std::move(taken.memory), records, ring, std::move(taken.pin));
-      return;
-    }
-    host_buffer sorted = std::move(taken.memory);
-    // Items: settle ties beyond the 8-byte prefix, then gather the records of the chunk.
-    host_buffer chunk;
-    {
-      std::lock_guard lock(chunks_mutex_);
-      chunk = std::move(chunks_.at(run));
-      chunks_.erase(run);
-    }
-    auto* items = reinterpret_cast<cpu::sort_item*>(sorted.data());
-    host_buffer out(static_cast<std::size_t>(records * format_.record_size));
-    {
-      trace_recorder::scope timer(trace_, "gather", records * format_.record_size);
-      arena_.execute([&] {
-        cpu::resolve_prefix_ties(chunk.data(), items, records, format_, descending_, 0);
-        cpu::gather_records(chunk.data(), items, records, format_.record_size, 0, out.data());
-      });
-    }
-    sorted = host_buffer{};
-    store_.add(std::move(out), records, ring);
-  }
-
-  mode mode_;
-  record_format format_;
-  bool descending_;
-  std::uint64_t chunk_records_;
-  /// Pinned while the input is still being read: the first piece waits for it.
-  staging_pool& staging() { return *staging_.get(); }
-
-  std::shared_future<std::shared_ptr<staging_pool>> staging_;
-  run_store& store_;
-  run_pinner* pinner_;
-  tbb::task_arena& arena_;
-  trace_recorder* trace_;
-  struct collected_run {
-    host_buffer memory;
-    std::uint64_t copies_in_flight = 0;
-    std::shared_ptr<void> pin;  // page-locked: pieces land in `memory` without a copy
-  };
-  std::mutex runs_mutex_;
-  std::condition_variable copied_;
-  std::map<std::uint64_t, collected_run> runs_;  // runs and items modes
-  std::uint64_t held_ = 0;  // runs in runs_ or being stored
-  std::uint64_t resident_room_;  // the store's resident_room() when a run was last stored
-  std::uint64_t records_ = 0;
-  std::mutex chunks_mutex_;
-  std::map<std::uint64_t, host_buffer> chunks_;
-  tbb::task_group writes_;  // concurrent piece copies into runs
-  detail::ordered_worker worker_;  // last: joined before the members its tasks use go away
-};
-
-}  // namespace
-
 gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& options,
                                 const gpu_stage_config& config, run_store& store,
                                 const std::function<io::output_sink&(std::uint64_t)>& open_sink,
@@ -300,6 +64,11 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   // them (both are set once the former knows its chunk).
   const std::optional<std::uint64_t> size = input.known_size();
   std::optional<run_pinner> pinner;
+  // What becomes of complete runs: stored as they are, or (items) gathered into records.
+  // Both outlive the collector, whose worker thread calls them.
+  record_storer records_as_they_are(store);
+  item_gatherer gatherer(store, format, options.descending, arena, trace);
+  run_storer& storer = direct ? static_cast<run_storer&>(records_as_they_are) : gatherer;
   std::unique_ptr<gpu_output_writer> writer;  // one chunk: straight into the output
   std::unique_ptr<run_collector> collector;   // else: runs
   auto make_sink = [&](std::uint64_t chunk_records) -> gpu::run_sink* {
@@ -307,10 +76,9 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
       writer = std::make_unique<gpu_output_writer>(staging_out, open_sink, *size, arena);
       return writer.get();
     }
-    collector = std::make_unique<run_collector>(
-        direct ? run_collector::mode::runs : run_collector::mode::items, format,
-        options.descending, chunk_records, staging_out, store, pinner ? &*pinner : nullptr,
-        arena, trace);
+    collector = std::make_unique<run_collector>(unit, chunk_records, staging_out, store,
+                                                pinner ? &*pinner : nullptr, storer, arena,
+                                                trace);
     return collector.get();
   };
   auto drain_sink = [&] {
@@ -410,7 +178,7 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
         // Hand the chunk to the collector before its items can come back sorted; the
         // mapping stays where it is, so `base` remains valid.
         const std::byte* base = records.data();
-        collector->keep_chunk(run, std::move(records));
+        gatherer.keep_chunk(run, std::move(records));
         for (std::uint64_t first = 0; first < count; first += per_piece) {
           const std::uint64_t n = std::min<std::uint64_t>(per_piece, count - first);
           std::byte* p = staging_in.acquire();
