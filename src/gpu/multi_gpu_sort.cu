@@ -1,0 +1,491 @@
+// multi_gpu_sorter: the RMG phases driven from one host thread (see multi_gpu_sort.hpp).
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_memory.cuh"
+#include "gpu/multi_gpu_kernels.cuh"
+#include "gpu/multi_gpu_sort.hpp"
+#include "gpu/onesweep_dispatch.cuh"
+#include "gpu/peer_access.hpp"
+#include "gpu/run_former.hpp"
+#include "gpusort/error.hpp"
+
+namespace gpusort::gpu {
+
+namespace mg = detail::multi_gpu;
+
+namespace {
+
+using host_clock = std::chrono::steady_clock;
+
+double ms_since(host_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(host_clock::now() - t0).count();
+}
+
+constexpr std::uint64_t alignment = 256;
+
+std::uint64_t aligned(std::uint64_t bytes) { return (bytes + alignment - 1) / alignment * alignment; }
+
+std::uint64_t segments_of(std::uint64_t records) {
+  return (records + mg::segment_keys - 1) / mg::segment_keys;
+}
+
+/// Histogram counters of the widest pass: the first (one bucket) or a refinement of at most
+/// g - 1 buckets.
+std::uint64_t max_histogram_counters(std::size_t slots, unsigned digit_bits) {
+  return std::max<std::uint64_t>(1, slots - 1) << digit_bits;
+}
+
+/// Classes of a scatter: g ranges and up to g - 1 single-key buckets between them.
+std::uint64_t max_classes(std::size_t slots) { return 2 * slots - 1; }
+
+/// What the exchange needs of a (source, destination) pair that peer copies cannot serve.
+struct staged_piece {
+  pinned_buffer host;
+  event copied_down;
+};
+
+}  // namespace
+
+struct multi_gpu_sorter::impl {
+  struct slot {
+    int device = 0;
+    stream s;
+    event scatter_begin, scatter_end, exchange_end, sort_end;  // timing
+    event scattered;                                            // exchange may read
+    device_buffer scatter, receive, alternate, sort_temp, histogram, seg_counts, seg_offsets,
+        scan_temp;
+    pinned_buffer h_histogram;
+  };
+
+  std::vector<int> devices;
+  multi_gpu_sort_config config;
+  std::vector<slot> slots;
+  std::vector<std::vector<bool>> peer;  // per (source slot, destination slot)
+
+  [[nodiscard]] unsigned key_bits() const { return config.key == multi_gpu_key::u32 ? 32 : 64; }
+  [[nodiscard]] std::uint32_t key_bytes() const { return key_bits() / 8; }
+
+  /// Runs `f` with slot i's device current; CUDA errors name the slot, its device and `what`.
+  template <typename F>
+  decltype(auto) on_slot(std::size_t i, const char* what, F&& f) const {
+    const std::string context = "multi-GPU sort: slot " + std::to_string(i) + " (GPU " +
+                                std::to_string(devices[i]) + "): " + what + ": ";
+    try {
+      device_guard guard(devices[i]);
+      return f();
+    } catch (const out_of_memory& e) {
+      throw out_of_memory(context + e.what(), e.bytes());
+    } catch (const cuda_error& e) {
+      throw cuda_error(context + e.what());
+    }
+  }
+
+  [[nodiscard]] std::uint64_t padding_for(std::uint64_t n) const {
+    return config.padding ? *config.padding
+                          : default_padding(n, static_cast<std::uint32_t>(devices.size()));
+  }
+
+  template <typename Word>
+  std::vector<multi_gpu_memory> memory(std::span<const std::uint64_t> slice_records) const;
+  template <typename Word>
+  void reserve(std::span<const std::uint64_t> slice_records);
+  template <typename Word>
+  multi_gpu_result sort(std::span<const multi_gpu_slice> slices);
+  template <typename Word>
+  std::vector<std::vector<std::uint64_t>> histograms(std::span<const multi_gpu_slice> slices,
+                                                     std::span<const key_bucket> buckets,
+                                                     unsigned digit_bits);
+  template <typename Word>
+  void scatter(std::size_t i, const multi_gpu_slice& slice, const partition_plan& plan);
+  void exchange(std::size_t d, const partition_plan& plan, std::vector<staged_piece>& staged);
+  template <typename Word>
+  void local_sort(std::size_t d, std::uint64_t records, multi_gpu_range& range);
+};
+
+template <typename Word>
+std::vector<multi_gpu_memory> multi_gpu_sorter::impl::memory(
+    std::span<const std::uint64_t> slice_records) const {
+  const std::size_t g = devices.size();
+  GPUSORT_EXPECTS(slice_records.size() == g,
+                  "multi-GPU sort: " + std::to_string(slice_records.size()) + " slices for " +
+                      std::to_string(g) + " slots");
+  std::uint64_t n = 0;
+  for (const std::uint64_t r : slice_records) n += r;
+  const std::uint64_t bound =
+      std::min(n, (n + g - 1) / g + 2 * padding_for(n));
+  GPUSORT_EXPECTS(bound <= detail::max_sort_items,
+                  "multi-GPU sort: a destination may receive " + std::to_string(bound) +
+                      " keys, more than the local sort takes (" +
+                      std::to_string(detail::max_sort_items) + "): use more GPUs");
+  std::vector<multi_gpu_memory> out(g);
+  for (std::size_t i = 0; i < g; ++i) {
+    multi_gpu_memory& m = out[i];
+    m.scatter = aligned(slice_records[i] * sizeof(Word));
+    m.receive = aligned(bound * sizeof(Word));
+    m.alternate = m.receive;
+    m.sort_temp = on_slot(i, "sort workspace size", [&] {
+      return aligned(detail::onesweep_keys_temp_bytes<Word>(static_cast<std::uint32_t>(bound)));
+    });
+    const std::uint64_t class_counters = max_classes(g) * segments_of(slice_records[i]);
+    std::size_t scan_bytes = 0;
+    on_slot(i, "scan workspace size", [&] {
+      GPUSORT_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
+          nullptr, scan_bytes, static_cast<const unsigned long long*>(nullptr),
+          static_cast<unsigned long long*>(nullptr), static_cast<std::int64_t>(class_counters)));
+    });
+    m.small = aligned(max_histogram_counters(g, config.digit_bits) * 8) +
+              2 * aligned(class_counters * 8) + aligned(scan_bytes);
+  }
+  return out;
+}
+
+template <typename Word>
+void multi_gpu_sorter::impl::reserve(std::span<const std::uint64_t> slice_records) {
+  const std::vector<multi_gpu_memory> need = memory<Word>(slice_records);
+  const std::size_t g = slots.size();
+  for (std::size_t i = 0; i < g; ++i) {
+    slot& sl = slots[i];
+    on_slot(i, "allocate workspace", [&] {
+      // Freed before allocating, so that growing does not need both at once.
+      const auto grow = [&](device_buffer& buffer, std::uint64_t bytes) {
+        if (buffer.size() >= bytes) return;
+        buffer = device_buffer();
+        buffer = device_buffer(bytes, sl.device);
+      };
+      grow(sl.scatter, need[i].scatter);
+      grow(sl.receive, need[i].receive);
+      grow(sl.alternate, need[i].alternate);
+      grow(sl.sort_temp, need[i].sort_temp);
+      // need[i].small, in the parts memory() added up.
+      const std::uint64_t hist = aligned(max_histogram_counters(g, config.digit_bits) * 8);
+      const std::uint64_t counts = aligned(max_classes(g) * segments_of(slice_records[i]) * 8);
+      grow(sl.histogram, hist);
+      grow(sl.seg_counts, counts);
+      grow(sl.seg_offsets, counts);
+      grow(sl.scan_temp, need[i].small - hist - 2 * counts);
+    });
+  }
+}
+
+template <typename Word>
+std::vector<std::vector<std::uint64_t>> multi_gpu_sorter::impl::histograms(
+    std::span<const multi_gpu_slice> slices, std::span<const key_bucket> buckets,
+    unsigned digit_bits) {
+  GPUSORT_EXPECTS(!buckets.empty() && buckets.size() <= mg::max_pending,
+                  "multi-GPU sort: " + std::to_string(buckets.size()) +
+                      " buckets in one histogram pass");
+  mg::histogram_params p{};
+  p.buckets = static_cast<unsigned>(buckets.size());
+  p.key_bits = key_bits();
+  p.bucket_bits = buckets.front().bits;
+  p.digit_bits = digit_bits;
+  for (std::size_t j = 0; j < buckets.size(); ++j) {
+    GPUSORT_EXPECTS(buckets[j].bits == p.bucket_bits,
+                    "multi-GPU sort: pending buckets of different widths");
+    p.prefixes[j] = buckets[j].prefix;
+  }
+  const std::uint64_t counters = std::uint64_t{p.buckets} << digit_bits;
+  const bool use_shared = counters <= mg::shared_histogram_counters;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    on_slot(i, "histogram", [&] {
+      slot& sl = slots[i];
+      auto* d_counts = reinterpret_cast<unsigned long long*>(sl.histogram.data());
+      GPUSORT_CUDA_TRY(cudaMemsetAsync(d_counts, 0, counters * 8, sl.s.get()));
+      const std::uint64_t n = slices[i].records;
+      if (n != 0) {
+        // Enough blocks to fill an H100/H200 several times over; each block flushes its
+        // shared counters once, so more blocks would only add global atomics.
+        const std::uint64_t blocks =
+            std::min<std::uint64_t>(1024, (n + mg::block_threads * 16 - 1) /
+                                              (mg::block_threads * 16));
+        mg::histogram_kernel<Word><<<static_cast<unsigned>(blocks), mg::block_threads,
+                                     use_shared ? counters * sizeof(unsigned) : 0, sl.s.get()>>>(
+            static_cast<const Word*>(slices[i].d_keys), n, p, d_counts, use_shared);
+        GPUSORT_CUDA_CHECK_LAUNCH();
+      }
+      GPUSORT_CUDA_TRY(cudaMemcpyAsync(sl.h_histogram.data(), d_counts, counters * 8,
+                                       cudaMemcpyDeviceToHost, sl.s.get()));
+    });
+  }
+  std::vector<std::vector<std::uint64_t>> out(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    on_slot(i, "histogram copy", [&] { slots[i].s.synchronize(); });
+    out[i].resize(counters);
+    std::memcpy(out[i].data(), slots[i].h_histogram.data(), counters * 8);
+  }
+  return out;
+}
+
+namespace {
+
+/// The key classes of a plan: a class for every destination range between its cuts, and one
+/// for each bucket that a cut splits by records (a single key, or the last bucket at the end
+/// of the input). A stable partition by class then lays the slice out by destination, with
+/// the records of a split bucket in input order, as the plan counts them.
+template <typename Word>
+mg::class_params<Word> classes_of(const partition_plan& plan, unsigned key_bits) {
+  std::vector<std::uint64_t> points;
+  const std::uint64_t key_max =
+      key_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << key_bits) - 1;
+  for (std::uint32_t d = 1; d < plan.destinations; ++d) {
+    const destination_begin& b = plan.begins[d];
+    const unsigned free_bits = key_bits - b.bucket.bits;
+    const std::uint64_t lo = free_bits == 64 ? 0 : b.bucket.prefix << free_bits;
+    const std::uint64_t hi = free_bits == 64 ? key_max : lo | ((std::uint64_t{1} << free_bits) - 1);
+    points.push_back(lo);
+    const bool split = std::any_of(b.before.begin(), b.before.end(),
+                                   [](std::uint64_t c) { return c != 0; });
+    if (split && hi != key_max) points.push_back(hi + 1);
+  }
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  // A point at 0 would only add an empty first class.
+  if (!points.empty() && points.front() == 0) points.erase(points.begin());
+  GPUSORT_EXPECTS(points.size() < mg::max_classes,
+                  "multi-GPU sort: " + std::to_string(points.size() + 1) + " key classes");
+  mg::class_params<Word> p{};
+  p.count = static_cast<unsigned>(points.size());
+  for (std::size_t k = 0; k < points.size(); ++k) p.points[k] = static_cast<Word>(points[k]);
+  return p;
+}
+
+}  // namespace
+
+template <typename Word>
+void multi_gpu_sorter::impl::scatter(std::size_t i, const multi_gpu_slice& slice,
+                                     const partition_plan& plan) {
+  on_slot(i, "scatter", [&] {
+    slot& sl = slots[i];
+    sl.scatter_begin.record(sl.s.get());
+    const std::uint64_t n = slice.records;
+    if (n != 0) {
+      const mg::class_params<Word> p = classes_of<Word>(plan, key_bits());
+      const std::uint64_t segments = segments_of(n);
+      const std::uint64_t blocks = (segments + mg::block_warps - 1) / mg::block_warps;
+      const auto* keys = static_cast<const Word*>(slice.d_keys);
+      auto* counts = reinterpret_cast<unsigned long long*>(sl.seg_counts.data());
+      auto* offsets = reinterpret_cast<unsigned long long*>(sl.seg_offsets.data());
+      GPUSORT_EXPECTS(blocks <= 0x7fffffffu, "multi-GPU sort: slice too large to scatter");
+      mg::class_count_kernel<Word><<<static_cast<unsigned>(blocks), mg::block_threads, 0,
+                                     sl.s.get()>>>(keys, n, p, segments, counts);
+      GPUSORT_CUDA_CHECK_LAUNCH();
+      std::size_t scan_bytes = sl.scan_temp.size();
+      GPUSORT_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
+          sl.scan_temp.data(), scan_bytes, counts, offsets,
+          static_cast<std::int64_t>((std::uint64_t{p.count} + 1) * segments), sl.s.get()));
+      mg::class_scatter_kernel<Word><<<static_cast<unsigned>(blocks), mg::block_threads, 0,
+                                       sl.s.get()>>>(keys, n, p, segments, offsets,
+                                                     reinterpret_cast<Word*>(sl.scatter.data()));
+      GPUSORT_CUDA_CHECK_LAUNCH();
+    }
+    sl.scatter_end.record(sl.s.get());
+    sl.scattered.record(sl.s.get());
+  });
+}
+
+void multi_gpu_sorter::impl::exchange(std::size_t d, const partition_plan& plan,
+                                      std::vector<staged_piece>& staged) {
+  const std::uint32_t g = plan.destinations;
+  // The destination pulls every piece on its own stream, so its local sort is ordered after
+  // them without further events; staged pieces go down on the source's stream first.
+  for (std::uint32_t s = 0; s < g; ++s) {
+    const std::uint64_t count = plan.count(s, static_cast<std::uint32_t>(d));
+    if (count == 0) continue;
+    const std::uint64_t bytes = count * key_bytes();
+    const std::byte* from =
+        slots[s].scatter.data() + plan.send_offset(s, static_cast<std::uint32_t>(d)) * key_bytes();
+    std::byte* to =
+        slots[d].receive.data() + plan.receive_offset(s, static_cast<std::uint32_t>(d)) * key_bytes();
+    const bool same_device = devices[s] == devices[d];
+    if (same_device || peer[s][d]) {
+      on_slot(d, "exchange", [&] {
+        GPUSORT_CUDA_TRY(cudaStreamWaitEvent(slots[d].s.get(), slots[s].scattered.get(), 0));
+        if (same_device)
+          GPUSORT_CUDA_TRY(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice,
+                                           slots[d].s.get()));
+        else
+          GPUSORT_CUDA_TRY(cudaMemcpyPeerAsync(to, devices[d], from, devices[s], bytes,
+                                               slots[d].s.get()));
+      });
+      continue;
+    }
+    staged_piece& piece = staged.emplace_back();
+    on_slot(s, "exchange (down to host)", [&] {
+      piece.host = pinned_buffer(bytes, devices[s]);
+      piece.copied_down = event(devices[s], /*timing=*/false);
+      GPUSORT_CUDA_TRY(cudaMemcpyAsync(piece.host.data(), from, bytes, cudaMemcpyDeviceToHost,
+                                       slots[s].s.get()));
+      piece.copied_down.record(slots[s].s.get());
+    });
+    on_slot(d, "exchange (up from host)", [&] {
+      GPUSORT_CUDA_TRY(cudaStreamWaitEvent(slots[d].s.get(), piece.copied_down.get(), 0));
+      GPUSORT_CUDA_TRY(cudaMemcpyAsync(to, piece.host.data(), bytes, cudaMemcpyHostToDevice,
+                                       slots[d].s.get()));
+    });
+  }
+  on_slot(d, "exchange", [&] { slots[d].exchange_end.record(slots[d].s.get()); });
+}
+
+template <typename Word>
+void multi_gpu_sorter::impl::local_sort(std::size_t d, std::uint64_t records,
+                                        multi_gpu_range& range) {
+  on_slot(d, "local sort", [&] {
+    slot& sl = slots[d];
+    auto* current = reinterpret_cast<Word*>(sl.receive.data());
+    auto* alternate = reinterpret_cast<Word*>(sl.alternate.data());
+    bool in_alternate = false;
+    if (records > 1)
+      in_alternate = detail::onesweep_sort_keys<Word>(sl.sort_temp.data(), sl.sort_temp.size(),
+                                                      current, alternate,
+                                                      static_cast<std::uint32_t>(records),
+                                                      sl.s.get());
+    sl.sort_end.record(sl.s.get());
+    range.device = devices[d];
+    range.d_keys = in_alternate ? static_cast<const void*>(alternate) : current;
+    range.records = records;
+  });
+}
+
+template <typename Word>
+multi_gpu_result multi_gpu_sorter::impl::sort(std::span<const multi_gpu_slice> slices) {
+  const host_clock::time_point t0 = host_clock::now();
+  const std::size_t g = slots.size();
+  GPUSORT_EXPECTS(slices.size() == g, "multi-GPU sort: " + std::to_string(slices.size()) +
+                                          " slices for " + std::to_string(g) + " slots");
+  std::vector<std::uint64_t> sizes(g);
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < g; ++i) {
+    sizes[i] = slices[i].records;
+    n += sizes[i];
+    GPUSORT_EXPECTS(sizes[i] == 0 || slices[i].d_keys != nullptr,
+                    "multi-GPU sort: slice " + std::to_string(i) + " has keys but no pointer");
+  }
+  reserve<Word>(sizes);
+
+  multi_gpu_result result;
+  // Histogram passes until no destination boundary cuts a bucket: the host plans between them.
+  partition_config pc;
+  pc.key_bits = key_bits();
+  pc.digit_bits = config.digit_bits;
+  pc.sources = static_cast<std::uint32_t>(g);
+  pc.destinations = static_cast<std::uint32_t>(g);
+  pc.padding = padding_for(n);
+  partition_planner planner(pc);
+  while (!planner.done()) {
+    const host_clock::time_point th = host_clock::now();
+    const std::vector<std::vector<std::uint64_t>> counts =
+        histograms<Word>(slices, planner.pending(), planner.next_digit_bits());
+    result.ms.histogram += ms_since(th);
+    const host_clock::time_point tp = host_clock::now();
+    planner.add_histograms(counts);
+    result.ms.plan += ms_since(tp);
+  }
+  const host_clock::time_point tp = host_clock::now();
+  result.plan = planner.plan();
+  result.ms.plan += ms_since(tp);
+
+  // Each source lays its slice out by destination, then each destination pulls its pieces.
+  for (std::size_t i = 0; i < g; ++i) scatter<Word>(i, slices[i], result.plan);
+  std::vector<staged_piece> staged;
+  for (std::size_t d = 0; d < g; ++d) exchange(d, result.plan, staged);
+  result.ranges.resize(g);
+  for (std::size_t d = 0; d < g; ++d)
+    local_sort<Word>(d, result.plan.destination_records[d], result.ranges[d]);
+  for (std::size_t i = 0; i < g; ++i) on_slot(i, "synchronize", [&] { slots[i].s.synchronize(); });
+
+  for (std::size_t i = 0; i < g; ++i) {
+    on_slot(i, "phase timing", [&] {
+      const slot& sl = slots[i];
+      result.ms.scatter = std::max<double>(result.ms.scatter,
+                                           elapsed_ms(sl.scatter_begin, sl.scatter_end));
+      result.ms.exchange = std::max<double>(result.ms.exchange,
+                                            elapsed_ms(sl.scatter_end, sl.exchange_end));
+      result.ms.local_sort = std::max<double>(result.ms.local_sort,
+                                              elapsed_ms(sl.exchange_end, sl.sort_end));
+    });
+  }
+  result.ms.total = ms_since(t0);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sort_config& config)
+    : impl_(std::make_unique<impl>()) {
+  impl& m = *impl_;
+  GPUSORT_EXPECTS(!devices.empty(), "multi-GPU sort: no devices");
+  GPUSORT_EXPECTS(devices.size() <= multi_gpu_max_slots,
+                  "multi-GPU sort: " + std::to_string(devices.size()) + " slots, at most " +
+                      std::to_string(multi_gpu_max_slots));
+  GPUSORT_EXPECTS(config.digit_bits >= min_digit_bits && config.digit_bits <= max_digit_bits,
+                  "multi-GPU sort: digit_bits " + std::to_string(config.digit_bits));
+  // The widest refinement pass must fit the histogram kernel's bucket table.
+  static_assert(multi_gpu_max_slots - 1 <= mg::max_pending);
+  static_assert(2 * multi_gpu_max_slots - 1 <= mg::max_classes);
+  m.devices = std::move(devices);
+  m.config = config;
+  const std::size_t g = m.devices.size();
+  m.slots.resize(g);
+  for (std::size_t i = 0; i < g; ++i) {
+    m.on_slot(i, "setup", [&] {
+      impl::slot& sl = m.slots[i];
+      sl.device = m.devices[i];
+      sl.s = stream(sl.device);
+      sl.scatter_begin = event(sl.device, true);
+      sl.scatter_end = event(sl.device, true);
+      sl.exchange_end = event(sl.device, true);
+      sl.sort_end = event(sl.device, true);
+      sl.scattered = event(sl.device, false);
+      sl.h_histogram = pinned_buffer(max_histogram_counters(g, config.digit_bits) * 8, sl.device);
+    });
+  }
+  m.peer.assign(g, std::vector<bool>(g, false));
+  for (std::size_t s = 0; s < g; ++s) {
+    for (std::size_t d = 0; d < g; ++d) {
+      if (m.devices[s] == m.devices[d]) continue;
+      m.on_slot(d, "peer access", [&] {
+        int can = 0;
+        GPUSORT_CUDA_TRY(cudaDeviceCanAccessPeer(&can, m.devices[d], m.devices[s]));
+        // The destination pulls from the source: it is the one that needs access.
+        if (can != 0) enable_peer_access(m.devices[d], m.devices[s]);
+        m.peer[s][d] = can != 0;
+      });
+    }
+  }
+}
+
+multi_gpu_sorter::~multi_gpu_sorter() = default;
+multi_gpu_sorter::multi_gpu_sorter(multi_gpu_sorter&&) noexcept = default;
+multi_gpu_sorter& multi_gpu_sorter::operator=(multi_gpu_sorter&&) noexcept = default;
+
+const std::vector<int>& multi_gpu_sorter::devices() const noexcept { return impl_->devices; }
+std::size_t multi_gpu_sorter::slots() const noexcept { return impl_->devices.size(); }
+std::uint32_t multi_gpu_sorter::key_bytes() const noexcept { return impl_->key_bytes(); }
+
+std::vector<multi_gpu_memory> multi_gpu_sorter::memory(
+    std::span<const std::uint64_t> slice_records) const {
+  if (impl_->config.key == multi_gpu_key::u32)
+    return impl_->memory<std::uint32_t>(slice_records);
+  return impl_->memory<std::uint64_t>(slice_records);
+}
+
+void multi_gpu_sorter::reserve(std::span<const std::uint64_t> slice_records) {
+  if (impl_->config.key == multi_gpu_key::u32) impl_->reserve<std::uint32_t>(slice_records);
+  else impl_->reserve<std::uint64_t>(slice_records);
+}
+
+multi_gpu_result multi_gpu_sorter::sort(std::span<const multi_gpu_slice> slices) {
+  if (impl_->config.key == multi_gpu_key::u32) return impl_->sort<std::uint32_t>(slices);
+  return impl_->sort<std::uint64_t>(slices);
+}
+
+std::string to_string(multi_gpu_key key) { return key == multi_gpu_key::u32 ? "u32" : "u64"; }
+
+}  // namespace gpusort::gpu

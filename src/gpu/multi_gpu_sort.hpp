@@ -1,0 +1,144 @@
+// Device-resident sort over several GPUs after RMG sort (issue 12 item 2): every GPU holds a
+// slice of the keys; MSD histograms → partition plan → scatter by destination → peer copies →
+// a local sort per destination. The destinations' ranges, concatenated in order, are the sorted
+// sequence: no merge.
+//
+// One host thread drives every GPU, one stream per slot, events between them. A slot is one
+// entry of the device list; the same device may appear in several slots, so that the whole
+// algorithm, exchange included, runs on a machine with one GPU (slots of one device copy
+// within it instead of peer to peer).
+//
+// Device memory per slot (memory()), beside the caller's slice:
+//   scatter   the slice laid out by destination              slice records
+//   receive   the destination's key range                    bound records
+//   alternate the local sort's second buffer                 bound records
+//   sort temp CUB Onesweep temporary storage for bound keys
+//   small     histograms and the scatter's per-segment class counts and offsets (16 bytes per
+//             class and 2048 keys: 0.3 % of a slice of u64 keys with 2 slots, 3 classes)
+// where bound = ceil(n / g) + 2 * padding (partition_plan::bound(), capped at n), n the keys
+// of all slices together and g the slots. The scatter buffer cannot double as the alternate:
+// other slots may still be reading it when the local sort starts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/partition_plan.hpp"
+
+namespace gpusort::gpu {
+
+/// Normalized keys (key_codec: unsigned order is key order) of 32 or 64 bits.
+enum class multi_gpu_key : std::uint8_t { u32, u64 };
+
+/// The most slots one sorter drives: the scatter's key classes (at most 2g - 1) and the
+/// histogram's pending buckets (at most g - 1) are kernel parameters of fixed size.
+inline constexpr std::size_t multi_gpu_max_slots = 64;
+
+struct multi_gpu_sort_config {
+  multi_gpu_key key = multi_gpu_key::u64;
+  /// Bits per histogram pass (partition_config::digit_bits).
+  unsigned digit_bits = 8;
+  /// Records a destination boundary may move to keep a bucket whole; unset: the paper's
+  /// default, default_padding(n, g).
+  std::optional<std::uint64_t> padding;
+};
+
+/// One slot's input: `records` keys at `d_keys` on the slot's device. The sort reads them only.
+struct multi_gpu_slice {
+  const void* d_keys = nullptr;
+  std::uint64_t records = 0;
+};
+
+/// Device memory one slot needs, in bytes (see the file comment).
+struct multi_gpu_memory {
+  std::uint64_t scatter = 0;
+  std::uint64_t receive = 0;
+  std::uint64_t alternate = 0;
+  std::uint64_t sort_temp = 0;
+  std::uint64_t small = 0;
+  [[nodiscard]] std::uint64_t total() const noexcept {
+    return scatter + receive + alternate + sort_temp + small;
+  }
+};
+
+/// Milliseconds per phase of one sort. Device phases are the slowest slot's, from CUDA events
+/// on that slot's device; exchange runs from the end of the slot's own scatter to its last
+/// incoming copy (so it includes waiting for slower sources).
+struct multi_gpu_phase_ms {
+  double histogram = 0;  ///< host clock: every pass, launches to counts on the host
+  double plan = 0;       ///< host clock: the planner's work between the passes
+  double scatter = 0;
+  double exchange = 0;
+  double local_sort = 0;
+  double total = 0;  ///< host clock: sort() from call to return
+};
+
+/// One destination's sorted key range, in the sorter's memory.
+struct multi_gpu_range {
+  int device = 0;
+  const void* d_keys = nullptr;
+  std::uint64_t records = 0;
+};
+
+struct multi_gpu_result {
+  /// Per slot, in key order: their concatenation is the sorted sequence. Valid until the next
+  /// sort() or reserve() on the sorter, or its destruction.
+  std::vector<multi_gpu_range> ranges;
+  partition_plan plan;
+  multi_gpu_phase_ms ms;
+};
+
+/**
+ * Sorts device-resident keys spread over the slots' GPUs. Owns streams, events and the
+ * workspace; move-only. Not thread-safe: one sort at a time.
+ * @throw gpusort::error for an empty list, more than multi_gpu_max_slots slots or a bad
+ *        digit_bits; gpusort::cuda_error (naming the slot's device) when a device cannot be
+ *        used or peer access cannot be enabled
+ */
+class multi_gpu_sorter {
+ public:
+  multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sort_config& config);
+  ~multi_gpu_sorter();
+  multi_gpu_sorter(multi_gpu_sorter&&) noexcept;
+  multi_gpu_sorter& operator=(multi_gpu_sorter&&) noexcept;
+  multi_gpu_sorter(const multi_gpu_sorter&) = delete;
+  multi_gpu_sorter& operator=(const multi_gpu_sorter&) = delete;
+
+  [[nodiscard]] const std::vector<int>& devices() const noexcept;
+  [[nodiscard]] std::size_t slots() const noexcept;
+  [[nodiscard]] std::uint32_t key_bytes() const noexcept;
+
+  /// Device memory each slot needs to sort slices of these sizes (one entry per slot), before
+  /// anything is allocated. Queries CUB on each slot's device.
+  /// @throw gpusort::error when a destination could receive 2^32 keys or more (the local
+  ///        sort's limit), gpusort::cuda_error
+  [[nodiscard]] std::vector<multi_gpu_memory> memory(
+      std::span<const std::uint64_t> slice_records) const;
+
+  /// Allocates (or grows) the workspace for slices of these sizes, so that sort() allocates
+  /// nothing. @throw as memory(), gpusort::out_of_memory naming the slot's device
+  void reserve(std::span<const std::uint64_t> slice_records);
+
+  /**
+   * Sorts the keys of all slices (slices[i] on devices()[i]) ascending.
+   * - Reserves the workspace first when it is too small.
+   * - Synchronous: returns once every slot's range is sorted; the caller's streams are not
+   *   used, and the slices must not be written until it returns.
+   * @throw gpusort::error on a wrong number of slices, as memory() and reserve();
+   *        gpusort::cuda_error naming the slot, its device and the phase on any CUDA failure
+   */
+  [[nodiscard]] multi_gpu_result sort(std::span<const multi_gpu_slice> slices);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// "u32" / "u64".
+[[nodiscard]] std::string to_string(multi_gpu_key key);
+
+}  // namespace gpusort::gpu

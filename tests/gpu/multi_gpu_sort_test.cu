@@ -1,0 +1,263 @@
+// The multi-GPU sort (gpu/multi_gpu_sort) against std::sort of the same keys: device lists
+// {0}, {0,0}, {0,0,0} (one GPU plays every slot, exchange included) and, with two GPUs, {0,1}
+// and {1,0}; uniform, AND-ed, all-equal, Zipf, sorted and few-distinct keys; sizes 0, 1, small
+// odd ones, up to 2^26; uneven slices, empty ones included. Every destination must hold at
+// most the plan's bound. GPUSORT_TEST_SEED replays a failure.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/device_keys.cuh"
+#include "gpu/device_memory.cuh"
+#include "gpu/gpu_test_support.hpp"
+#include "gpu/multi_gpu_sort.hpp"
+#include "gpusort/error.hpp"
+#include "test_support.hpp"
+
+namespace gpusort::test {
+namespace {
+
+/// Keys of a few distinct values that share all but their lowest bits: the planner must
+/// refine down to single keys and split them by records.
+template <typename Word>
+__global__ void few_distinct_kernel(Word* keys, std::uint64_t n, unsigned distinct) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  const Word base = sizeof(Word) == 4 ? Word(0x89abcde0u) : Word(0x0123456789abcde0ull);
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
+    keys[i] = base + static_cast<Word>(keys[i] % distinct);
+}
+
+enum class dist : std::uint8_t { uniform, and3, equal, zipf, sorted, few };
+
+std::string name_of(dist d) {
+  switch (d) {
+    case dist::uniform: return "uniform";
+    case dist::and3: return "and3";
+    case dist::equal: return "equal";
+    case dist::zipf: return "zipf";
+    case dist::sorted: return "sorted";
+    case dist::few: return "few";
+  }
+  return "?";
+}
+
+const std::vector<dist> all_dists = {dist::uniform, dist::and3,   dist::equal,
+                                     dist::zipf,    dist::sorted, dist::few};
+
+template <typename Word>
+void fill(Word* d_keys, std::uint64_t n, dist d, std::uint64_t seed, cudaStream_t s) {
+  switch (d) {
+    case dist::uniform: generate_keys<Word>(d_keys, n, {key_dist::uniform, 1}, seed, s); break;
+    case dist::and3: generate_keys<Word>(d_keys, n, {key_dist::and_words, 3}, seed, s); break;
+    case dist::equal: generate_keys<Word>(d_keys, n, {key_dist::equal, 1}, seed, s); break;
+    case dist::zipf: generate_keys<Word>(d_keys, n, {key_dist::zipf, 1}, seed, s); break;
+    case dist::sorted: generate_keys<Word>(d_keys, n, {key_dist::sorted, 1}, seed, s); break;
+    case dist::few:
+      generate_keys<Word>(d_keys, n, {key_dist::uniform, 1}, seed, s);
+      if (n != 0) {
+        few_distinct_kernel<Word><<<256, 256, 0, s>>>(d_keys, n, 3);
+        GPUSORT_CUDA_CHECK_LAUNCH();
+      }
+      break;
+  }
+}
+
+std::string describe(const std::vector<int>& devices) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < devices.size(); ++i) s += (i ? "," : "") + std::to_string(devices[i]);
+  return s + "}";
+}
+
+std::vector<std::uint64_t> even_split(std::uint64_t n, std::size_t g) {
+  std::vector<std::uint64_t> sizes(g, n / g);
+  for (std::size_t i = 0; i < n % g; ++i) ++sizes[i];
+  return sizes;
+}
+
+/// The device lists of the suite: one GPU in one, two and three slots, and both orders of two
+/// GPUs where there are two.
+std::vector<std::vector<int>> device_lists() {
+  std::vector<std::vector<int>> lists = {{0}, {0, 0}, {0, 0, 0}};
+  if (gpu::device_count() >= 2) {
+    lists.push_back({0, 1});
+    lists.push_back({1, 0});
+  }
+  return lists;
+}
+
+struct options {
+  unsigned digit_bits = 8;
+  std::optional<std::uint64_t> padding;
+};
+
+/// Sorts slices of `sizes` keys (on `devices`) with a fresh sorter, or with `reuse`, and
+/// compares with std::sort of the same keys.
+template <typename Word>
+void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t>& sizes, dist d,
+                std::uint64_t seed, const options& o = {}, gpu::multi_gpu_sorter* reuse = nullptr) {
+  std::string sizes_text;
+  for (const std::uint64_t s : sizes) sizes_text += std::to_string(s) + " ";
+  SCOPED_TRACE("devices " + describe(devices) + ", slices " + sizes_text + name_of(d) +
+               ", u" + std::to_string(sizeof(Word) * 8) + ", digit_bits " +
+               std::to_string(o.digit_bits) + ", seed " + std::to_string(seed));
+  gpu::multi_gpu_sort_config config;
+  config.key = sizeof(Word) == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
+  config.digit_bits = o.digit_bits;
+  config.padding = o.padding;
+  std::optional<gpu::multi_gpu_sorter> own;
+  if (reuse == nullptr) own.emplace(devices, config);
+  gpu::multi_gpu_sorter& sorter = reuse != nullptr ? *reuse : *own;
+
+  std::vector<gpu::device_buffer> inputs;
+  std::vector<gpu::multi_gpu_slice> slices;
+  std::vector<Word> expected;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    inputs.emplace_back(sizes[i] * sizeof(Word), devices[i]);
+    gpu::device_guard guard(devices[i]);
+    auto* d_keys = reinterpret_cast<Word*>(inputs.back().data());
+    fill<Word>(d_keys, sizes[i], d, seed + i, nullptr);
+    std::vector<Word> host(sizes[i]);
+    if (sizes[i] != 0)
+      GPUSORT_CUDA_TRY(cudaMemcpy(host.data(), d_keys, sizes[i] * sizeof(Word),
+                                  cudaMemcpyDeviceToHost));
+    expected.insert(expected.end(), host.begin(), host.end());
+    slices.push_back({d_keys, sizes[i]});
+  }
+  std::sort(expected.begin(), expected.end());
+
+  const std::vector<gpu::multi_gpu_memory> memory = sorter.memory(sizes);
+  ASSERT_EQ(memory.size(), devices.size());
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    EXPECT_GE(memory[i].scatter, sizes[i] * sizeof(Word));
+
+  const gpu::multi_gpu_result result = sorter.sort(slices);
+  ASSERT_EQ(result.ranges.size(), devices.size());
+  EXPECT_EQ(result.plan.total_records, expected.size());
+  std::vector<Word> got;
+  got.reserve(expected.size());
+  for (std::size_t d2 = 0; d2 < result.ranges.size(); ++d2) {
+    const gpu::multi_gpu_range& r = result.ranges[d2];
+    EXPECT_EQ(r.device, devices[d2]);
+    EXPECT_EQ(r.records, result.plan.destination_records[d2]);
+    EXPECT_LE(r.records, result.plan.bound()) << "destination " << d2;
+    EXPECT_LE(r.records * sizeof(Word), memory[d2].receive) << "destination " << d2;
+    std::vector<Word> host(r.records);
+    if (r.records != 0) {
+      gpu::device_guard guard(r.device);
+      GPUSORT_CUDA_TRY(cudaMemcpy(host.data(), r.d_keys, r.records * sizeof(Word),
+                                  cudaMemcpyDeviceToHost));
+    }
+    got.insert(got.end(), host.begin(), host.end());
+  }
+  ASSERT_EQ(got.size(), expected.size());
+  const auto mismatch = std::mismatch(got.begin(), got.end(), expected.begin());
+  EXPECT_TRUE(mismatch.first == got.end())
+      << "first difference at key " << (mismatch.first - got.begin()) << " of " << got.size();
+}
+
+template <typename Word>
+class multi_gpu_sort_test : public gpu_test {};
+
+using words = ::testing::Types<std::uint32_t, std::uint64_t>;
+TYPED_TEST_SUITE(multi_gpu_sort_test, words);
+
+TYPED_TEST(multi_gpu_sort_test, EveryDistributionOnEveryDeviceList) {
+  const std::uint64_t seed = base_seed();
+  for (const std::vector<int>& devices : device_lists())
+    for (const dist d : all_dists)
+      check_sort<TypeParam>(devices, even_split(100'003, devices.size()), d, seed);
+}
+
+TYPED_TEST(multi_gpu_sort_test, SmallAndOddSizes) {
+  const std::uint64_t seed = base_seed() + 1;
+  for (const std::vector<int>& devices : device_lists())
+    for (const std::uint64_t n : {0ull, 1ull, 2ull, 3ull, 5ull, 31ull, 257ull, 2049ull, 4097ull,
+                                  65'537ull})
+      for (const dist d : {dist::uniform, dist::equal, dist::few})
+        check_sort<TypeParam>(devices, even_split(n, devices.size()), d, seed + n);
+}
+
+TYPED_TEST(multi_gpu_sort_test, UnevenSlices) {
+  const std::uint64_t seed = base_seed() + 2;
+  const std::vector<std::vector<std::uint64_t>> splits = {
+      {0, 50'000, 123}, {70'001, 0, 0}, {0, 0, 70'001}, {1, 0, 99'999}, {0, 0, 0}};
+  for (const std::vector<std::uint64_t>& sizes : splits)
+    for (const dist d : all_dists) check_sort<TypeParam>({0, 0, 0}, sizes, d, seed);
+  if (gpu::device_count() >= 2) {
+    for (const dist d : all_dists) {
+      check_sort<TypeParam>({0, 1}, {0, 80'000}, d, seed);
+      check_sort<TypeParam>({1, 0}, {80'000, 3}, d, seed);
+    }
+  }
+}
+
+TYPED_TEST(multi_gpu_sort_test, NarrowDigitsAndNoPadding) {
+  // 2-bit digits take many passes; no padding forces every spanning bucket to be refined,
+  // down to splitting single keys.
+  const std::uint64_t seed = base_seed() + 3;
+  for (const unsigned bits : {2u, 5u, 16u})
+    for (const std::optional<std::uint64_t> padding : {std::optional<std::uint64_t>{0},
+                                                       std::optional<std::uint64_t>{}})
+      for (const dist d : all_dists)
+        check_sort<TypeParam>({0, 0, 0}, {40'000, 33'333, 7}, d, seed, {bits, padding});
+}
+
+TYPED_TEST(multi_gpu_sort_test, ManySlotsOnOneDevice) {
+  const std::uint64_t seed = base_seed() + 4;
+  for (const dist d : all_dists)
+    check_sort<TypeParam>(std::vector<int>(7, 0), even_split(200'001, 7), d, seed);
+}
+
+TYPED_TEST(multi_gpu_sort_test, SorterReusedWithGrowingAndShrinkingSlices) {
+  gpu::multi_gpu_sort_config config;
+  config.key = sizeof(TypeParam) == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
+  gpu::multi_gpu_sorter sorter({0, 0}, config);
+  const std::uint64_t seed = base_seed() + 5;
+  for (const std::uint64_t n : {1'000ull, 300'000ull, 17ull, 0ull, 300'001ull})
+    check_sort<TypeParam>({0, 0}, even_split(n, 2), dist::zipf, seed + n, {}, &sorter);
+}
+
+TYPED_TEST(multi_gpu_sort_test, Large) {
+  // Up to 2^26 keys: the sizes at which the scatter's segments and the sort's portions are many.
+  const std::uint64_t seed = base_seed() + 6;
+  const std::uint64_t n = (std::uint64_t{1} << 26) + 3;
+  check_sort<TypeParam>({0, 0}, even_split(n, 2), dist::uniform, seed);
+  check_sort<TypeParam>({0, 0, 0}, {n / 2, 0, n / 2}, dist::zipf, seed);
+  if (gpu::device_count() >= 2) {
+    check_sort<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, seed);
+    check_sort<TypeParam>({1, 0}, even_split(n, 2), dist::and3, seed);
+  }
+}
+
+TEST(multi_gpu_sort_config_test, RejectsAnEmptyListAndBadDigits) {
+  // Checked before any device is touched: runs without a GPU.
+  EXPECT_THROW(gpu::multi_gpu_sorter({}, {}), gpusort::error);
+  EXPECT_THROW(gpu::multi_gpu_sorter(std::vector<int>(gpu::multi_gpu_max_slots + 1, 0), {}),
+               gpusort::error);
+  gpu::multi_gpu_sort_config config;
+  config.digit_bits = 0;
+  EXPECT_THROW(gpu::multi_gpu_sorter({0}, config), gpusort::error);
+}
+
+class multi_gpu_sort_errors : public gpu_test {};
+
+TEST_F(multi_gpu_sort_errors, WrongSliceCountAndMissingDevice) {
+  gpu::multi_gpu_sorter sorter({0, 0}, {});
+  const std::vector<gpu::multi_gpu_slice> one(1);
+  EXPECT_THROW(static_cast<void>(sorter.sort(one)), gpusort::error);
+  try {
+    gpu::multi_gpu_sorter bad({0, gpu::device_count()}, {});
+    ADD_FAILURE() << "a device that is not there was accepted";
+  } catch (const gpusort::error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU " + std::to_string(gpu::device_count())),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpusort::test

@@ -1,0 +1,237 @@
+// gpusort-bench-multi-gpu: the device-resident multi-GPU sort (gpu/multi_gpu_sort) on the first
+// 1, 2, ..., g slots of --devices, keys generated on each GPU; per phase the median of --repeat
+// sorts as CSV, with the rate against one slot (issue 12: 2^31 u64 keys, 2 GPUs >= 1.8x one).
+// Every sort's result is checked on the devices (each range sorted, ranges in order, counts).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/tool_support.hpp"
+#include "core/parse_size.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_keys.cuh"
+#include "gpu/device_memory.cuh"
+#include "gpu/multi_gpu_sort.hpp"
+#include "gpusort/error.hpp"
+
+namespace po = boost::program_options;
+using namespace gpusort;
+
+namespace {
+
+constexpr const char* tool_name = "gpusort-bench-multi-gpu";
+
+struct options {
+  std::vector<int> devices{0};
+  std::uint64_t keys = std::uint64_t{1} << 28;
+  gpu::multi_gpu_key key = gpu::multi_gpu_key::u64;
+  test::key_distribution dist{};
+  unsigned digit_bits = 8;
+  int repeat = 5;
+  int warmup = 1;
+  bool only_all = false;  // only g = every slot (skip 1..g-1)
+};
+
+/// Device ids, comma-separated; repeats allowed (several slots on one GPU).
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> ids;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    GPUSORT_EXPECTS(!item.empty() && item.find_first_not_of("0123456789") == std::string::npos,
+                    "--devices '" + text + "': expected device ids such as 0,1");
+    ids.push_back(std::stoi(item));
+    at = comma + 1;
+  }
+  return ids;
+}
+
+test::key_distribution parse_dist(const std::string& text) {
+  if (text == "uniform") return {test::key_dist::uniform, 1};
+  if (text == "equal") return {test::key_dist::equal, 1};
+  if (text == "zipf") return {test::key_dist::zipf, 1};
+  if (text == "sorted") return {test::key_dist::sorted, 1};
+  if (text == "reverse") return {test::key_dist::reverse, 1};
+  if (text.rfind("and", 0) == 0 && text.size() > 3)
+    return {test::key_dist::and_words, static_cast<unsigned>(std::stoul(text.substr(3)))};
+  throw error("--dist '" + text + "': expected uniform, andQ, equal, zipf, sorted or reverse");
+}
+
+template <typename Word>
+__global__ void order_kernel(const Word* keys, std::uint64_t n, unsigned long long* breaks) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i + 1 < n;
+       i += stride)
+    if (keys[i] > keys[i + 1]) atomicAdd(breaks, 1ull);
+}
+
+/// Throws unless the ranges are each sorted, in order, and hold `n` keys in all.
+template <typename Word>
+void validate(const gpu::multi_gpu_result& result, std::uint64_t n) {
+  std::uint64_t total = 0;
+  std::optional<Word> previous_last;
+  for (std::size_t d = 0; d < result.ranges.size(); ++d) {
+    const gpu::multi_gpu_range& r = result.ranges[d];
+    total += r.records;
+    if (r.records == 0) continue;
+    gpu::device_guard guard(r.device);
+    gpu::device_buffer scratch(sizeof(unsigned long long), r.device);
+    auto* breaks = reinterpret_cast<unsigned long long*>(scratch.data());
+    GPUSORT_CUDA_TRY(cudaMemset(breaks, 0, sizeof *breaks));
+    const auto* keys = static_cast<const Word*>(r.d_keys);
+    order_kernel<Word><<<1024, 256>>>(keys, r.records, breaks);
+    GPUSORT_CUDA_CHECK_LAUNCH();
+    unsigned long long h_breaks = 0;
+    Word first{};
+    Word last{};
+    GPUSORT_CUDA_TRY(cudaMemcpy(&h_breaks, breaks, sizeof h_breaks, cudaMemcpyDeviceToHost));
+    GPUSORT_CUDA_TRY(cudaMemcpy(&first, keys, sizeof first, cudaMemcpyDeviceToHost));
+    GPUSORT_CUDA_TRY(cudaMemcpy(&last, keys + r.records - 1, sizeof last, cudaMemcpyDeviceToHost));
+    GPUSORT_EXPECTS(h_breaks == 0, "validation: range " + std::to_string(d) + " is not sorted");
+    GPUSORT_EXPECTS(!previous_last || *previous_last <= first,
+                    "validation: range " + std::to_string(d) + " begins below its predecessor");
+    previous_last = last;
+  }
+  GPUSORT_EXPECTS(total == n, "validation: " + std::to_string(total) + " keys out of " +
+                                  std::to_string(n));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+template <typename Word>
+void run_slots(const options& o, const std::vector<int>& devices, double& one_slot_ms) {
+  const std::size_t g = devices.size();
+  std::vector<std::uint64_t> sizes(g, o.keys / g);
+  for (std::size_t i = 0; i < o.keys % g; ++i) ++sizes[i];
+  std::vector<gpu::device_buffer> inputs;
+  std::vector<gpu::multi_gpu_slice> slices;
+  for (std::size_t i = 0; i < g; ++i) {
+    inputs.emplace_back(sizes[i] * sizeof(Word), devices[i]);
+    gpu::device_guard guard(devices[i]);
+    auto* d_keys = reinterpret_cast<Word*>(inputs.back().data());
+    test::generate_keys<Word>(d_keys, sizes[i], o.dist, 0x5eed + i, nullptr);
+    GPUSORT_CUDA_TRY(cudaDeviceSynchronize());
+    slices.push_back({d_keys, sizes[i]});
+  }
+  gpu::multi_gpu_sort_config config;
+  config.key = o.key;
+  config.digit_bits = o.digit_bits;
+  gpu::multi_gpu_sorter sorter(devices, config);
+  const std::vector<gpu::multi_gpu_memory> memory = sorter.memory(sizes);
+  for (std::size_t i = 0; i < g; ++i)
+    std::fprintf(stderr, "%s: g=%zu slot %zu (GPU %d): %s of device memory beside the slice\n",
+                 tool_name, g, i, devices[i], format_bytes(memory[i].total()).c_str());
+  sorter.reserve(sizes);
+
+  std::vector<double> hist, plan, scatter, exchange, local, total;
+  gpu::multi_gpu_result last;
+  for (int r = 0; r < o.warmup + o.repeat; ++r) {
+    gpu::multi_gpu_result result = sorter.sort(slices);
+    validate<Word>(result, o.keys);
+    if (r < o.warmup) continue;
+    hist.push_back(result.ms.histogram);
+    plan.push_back(result.ms.plan);
+    scatter.push_back(result.ms.scatter);
+    exchange.push_back(result.ms.exchange);
+    local.push_back(result.ms.local_sort);
+    total.push_back(result.ms.total);
+    last = std::move(result);
+  }
+  std::uint64_t most = 0;
+  for (const std::uint64_t c : last.plan.destination_records) most = std::max(most, c);
+  std::string list;
+  for (std::size_t i = 0; i < g; ++i) list += (i ? " " : "") + std::to_string(devices[i]);
+  const double t = median(total);
+  if (g == 1) one_slot_ms = t;
+  std::printf("%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f\n",
+              list.c_str(), g, gpu::to_string(o.key).c_str(), o.dist.name().c_str(),
+              static_cast<unsigned long long>(o.keys), median(hist), median(plan),
+              median(scatter), median(exchange), median(local), t,
+              t > 0 ? static_cast<double>(o.keys) / 1e9 / (t / 1e3) : 0.0, last.plan.passes,
+              static_cast<unsigned long long>(most),
+              static_cast<unsigned long long>(last.plan.bound()),
+              one_slot_ms > 0 && t > 0 ? one_slot_ms / t : 0.0);
+  std::fflush(stdout);
+}
+
+int run(const options& o) {
+  std::printf("devices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,exchange_ms,"
+              "local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,speedup_vs_1\n");
+  double one_slot_ms = 0;
+  const std::size_t first = o.only_all ? o.devices.size() : 1;
+  for (std::size_t g = first; g <= o.devices.size(); ++g) {
+    const std::vector<int> devices(o.devices.begin(),
+                                   o.devices.begin() + static_cast<std::ptrdiff_t>(g));
+    if (o.key == gpu::multi_gpu_key::u32) run_slots<std::uint32_t>(o, devices, one_slot_ms);
+    else run_slots<std::uint64_t>(o, devices, one_slot_ms);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  po::options_description desc(
+      std::string("Usage: ") + tool_name +
+      " [OPTION]...\nThe device-resident multi-GPU sort on the first 1, 2, ..., g slots of "
+      "--devices (keys generated on each GPU, split evenly), the median of --repeat sorts per "
+      "phase, as CSV:\ndevices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,"
+      "exchange_ms,local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,"
+      "speedup_vs_1 (device phases: the slowest slot; total: host clock)\n\nOptions");
+  desc.add_options()
+      ("devices", po::value<std::string>()->value_name("LIST"),
+       "device ids, comma-separated; repeats run several slots on one GPU (default 0)")
+      ("keys", po::value<std::string>()->value_name("N"),
+       "keys in all, K/M/G suffixes as powers of 1024 (default 256M)")
+      ("key", po::value<std::string>()->value_name("u32|u64"), "key width (default u64)")
+      ("dist", po::value<std::string>()->value_name("D"),
+       "uniform (default), andQ, equal, zipf, sorted, reverse")
+      ("digit-bits", po::value<unsigned>()->value_name("B"), "bits per histogram pass (8)")
+      ("only-all", "time only all slots of --devices, not 1..g-1 too")
+      ("repeat", po::value<int>()->value_name("N"), "timed sorts, median reported (default 5)")
+      ("warmup", po::value<int>()->value_name("N"), "untimed sorts first (default 1)")
+      ("help", "print this help and exit")
+      ("version", "print the version and exit");
+  const std::optional<po::variables_map> vm =
+      tools::parse_with_operands(argc, argv, desc, tool_name);
+  if (!vm) return 2;
+  if (vm->count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (vm->count("version")) {
+    tools::print_version(tool_name);
+    return 0;
+  }
+  GPUSORT_EXPECTS(!vm->count("files"), "no operands expected");
+  options o;
+  if (vm->count("devices")) o.devices = parse_devices((*vm)["devices"].as<std::string>());
+  if (vm->count("keys")) o.keys = parse_size((*vm)["keys"].as<std::string>(), 0, "--keys");
+  if (vm->count("key")) {
+    const std::string k = (*vm)["key"].as<std::string>();
+    GPUSORT_EXPECTS(k == "u32" || k == "u64", "--key '" + k + "': expected u32 or u64");
+    o.key = k == "u32" ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
+  }
+  if (vm->count("dist")) o.dist = parse_dist((*vm)["dist"].as<std::string>());
+  if (vm->count("digit-bits")) o.digit_bits = (*vm)["digit-bits"].as<unsigned>();
+  o.only_all = vm->count("only-all") != 0;
+  if (vm->count("repeat")) o.repeat = (*vm)["repeat"].as<int>();
+  if (vm->count("warmup")) o.warmup = (*vm)["warmup"].as<int>();
+  GPUSORT_EXPECTS(o.repeat > 0 && o.warmup >= 0, "--repeat must be > 0, --warmup >= 0");
+  return run(o);
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "%s: error: %s\n", tool_name, e.what());
+  return 2;
+}
