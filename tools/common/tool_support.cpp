@@ -18,6 +18,28 @@ void print_version(const std::string& tool) {
   std::cout << tool << " (gpusort) " << GPUSORT_VERSION << "\n";
 }
 
+tool_options parse_options_only(int argc, const char* const* argv,
+                                const po::options_description& visible,
+                                const std::string& tool) {
+  tool_options parsed;
+  std::optional<po::variables_map> vm = parse_with_operands(argc, argv, visible, tool);
+  if (!vm) {
+    parsed.status = 2;
+    return parsed;
+  }
+  if (vm->count("help")) {
+    std::cout << visible << "\n";
+    return parsed;
+  }
+  if (vm->count("version")) {
+    print_version(tool);
+    return parsed;
+  }
+  GPUSORT_EXPECTS(!vm->count("files"), "no operands expected");
+  parsed.values = std::move(vm);
+  return parsed;
+}
+
 void add_format_options(po::options_description& desc) {
   desc.add_options()
       ("format", po::value<std::string>()->value_name("NAME"),

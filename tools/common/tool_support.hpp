@@ -21,6 +21,19 @@ namespace gpusort::tools {
 /// "<tool> (gpusort) 0.1.0" on stdout: what --version prints, as GNU tools spell it.
 void print_version(const std::string& tool);
 
+/// The options of a tool that takes no operands, or why it is done already.
+struct tool_options {
+  std::optional<boost::program_options::variables_map> values;  ///< empty: exit with `status`
+  int status = 0;
+};
+
+/// parse_with_operands, then --help (`visible` on stdout) and --version (print_version), both
+/// ending the run with status 0; a usage error ends it with status 2.
+/// @throw gpusort::error when an operand is given
+[[nodiscard]] tool_options parse_options_only(
+    int argc, const char* const* argv, const boost::program_options::options_description& visible,
+    const std::string& tool);
+
 /// Adds -t/--type, --record-size, --key-offset and --format to `desc`.
 void add_format_options(boost::program_options::options_description& desc);
 

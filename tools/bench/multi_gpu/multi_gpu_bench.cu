@@ -204,18 +204,9 @@ int main(int argc, char** argv) try {
       ("warmup", po::value<int>()->value_name("N"), "untimed sorts first (default 1)")
       ("help", "print this help and exit")
       ("version", "print the version and exit");
-  const std::optional<po::variables_map> vm =
-      tools::parse_with_operands(argc, argv, desc, tool_name);
-  if (!vm) return 2;
-  if (vm->count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  if (vm->count("version")) {
-    tools::print_version(tool_name);
-    return 0;
-  }
-  GPUSORT_EXPECTS(!vm->count("files"), "no operands expected");
+  const tools::tool_options parsed = tools::parse_options_only(argc, argv, desc, tool_name);
+  if (!parsed.values) return parsed.status;
+  const po::variables_map* vm = &*parsed.values;
   options o;
   if (vm->count("devices")) o.devices = parse_devices((*vm)["devices"].as<std::string>());
   if (vm->count("keys")) o.keys = parse_size((*vm)["keys"].as<std::string>(), 0, "--keys");

@@ -221,18 +221,9 @@ int main(int argc, char** argv) try {
       ("warmup", po::value<int>()->value_name("N"), "untimed copies first (default 1)")
       ("help", "print this help and exit")
       ("version", "print the version and exit");
-  const std::optional<po::variables_map> vm =
-      tools::parse_with_operands(argc, argv, desc, tool_name);
-  if (!vm) return 2;
-  if (vm->count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  if (vm->count("version")) {
-    tools::print_version(tool_name);
-    return 0;
-  }
-  GPUSORT_EXPECTS(!vm->count("files"), "no operands expected");
+  const tools::tool_options parsed = tools::parse_options_only(argc, argv, desc, tool_name);
+  if (!parsed.values) return parsed.status;
+  const po::variables_map* vm = &*parsed.values;
   options o;
   if (vm->count("devices")) o.devices = parse_device_list((*vm)["devices"].as<std::string>());
   if (vm->count("bytes")) o.bytes = parse_size((*vm)["bytes"].as<std::string>(), 0, "--bytes");
