@@ -38,8 +38,11 @@ stages=${*:-tests sanitizer chunked merge e2e stats multichunk}
 want() { [[ " $stages " == *" $1 "* ]]; }
 say() { echo "== $(date +%T) $*"; }
 
-{ nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max \
-    --format=csv; nproc; free -g; df -h /tmp | tail -1; uname -r; } > "$out/tests.log" 2>&1
+# The machine heads tests.log once: a second call in the same $OUT (another stage) keeps the
+# first one's test results.
+[ -s "$out/tests.log" ] ||
+  { nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max \
+      --format=csv; nproc; free -g; df -h /tmp | tail -1; uname -r; } > "$out/tests.log" 2>&1
 
 if want tests; then
   say tests
