@@ -13,9 +13,7 @@ namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
   using mode = device_selection::mode;
-  const bool demanded = options.algo == algorithm::onesweep || options.algo == algorithm::hrs ||
-                        options.merge == merge_location::gpu || options.devices.how == mode::list ||
-                        options.devices.how == mode::all;
+  const bool demanded = gpu_demanded(options);
   const int count = gpu::device_count();
   if (count == 0) {
     GPUSORT_EXPECTS(!demanded, "no usable CUDA device found (needed by --algorithm onesweep or "

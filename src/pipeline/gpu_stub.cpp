@@ -5,11 +5,7 @@
 namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
-  const bool demanded = options.algo == algorithm::onesweep || options.algo == algorithm::hrs ||
-                        options.merge == merge_location::gpu ||
-                        options.devices.how == device_selection::mode::list ||
-                        options.devices.how == device_selection::mode::all;
-  GPUSORT_EXPECTS(!demanded, "this gpusort was built without CUDA (see --version); use "
+  GPUSORT_EXPECTS(!gpu_demanded(options), "this gpusort was built without CUDA (see --version); use "
                              "--devices none or rebuild with nvcc present");
   gpu_note = "built without CUDA";
   return std::nullopt;

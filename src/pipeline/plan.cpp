@@ -90,12 +90,19 @@ host_facts probe_host(const sort_options& options, std::optional<std::uint64_t> 
   return facts;
 }
 
+bool gpu_demanded(const sort_options& options) noexcept {
+  using mode = device_selection::mode;
+  return options.algo == algorithm::onesweep || options.algo == algorithm::hrs ||
+         options.merge == merge_location::gpu || options.devices.how == mode::list ||
+         options.devices.how == mode::all;
+}
+
 std::string cpu_crossover_reason(const sort_options& options,
                                  std::optional<std::uint64_t> input_bytes, unsigned cpus) {
-  const bool gpu_asked_for = options.algo != algorithm::automatic ||
-                             options.devices.how != device_selection::mode::automatic ||
-                             options.gpu_memory_bytes != 0 ||
-                             options.merge == merge_location::gpu;
+  // --devices none and --algorithm cpu never probe: nothing to say for them here.
+  const bool gpu_asked_for = gpu_demanded(options) || options.gpu_memory_bytes != 0 ||
+                             options.algo == algorithm::cpu ||
+                             options.devices.how == device_selection::mode::none;
   if (gpu_asked_for || !input_bytes) return {};
   const std::uint64_t crossover = cpu_crossover_bytes_per_cpu * std::max(cpus, 1u);
   if (*input_bytes > crossover) return {};

@@ -80,6 +80,10 @@ struct host_facts {
 [[nodiscard]] host_facts probe_host(const sort_options& options,
                                     std::optional<std::uint64_t> input_bytes = std::nullopt);
 
+/// Whether the options ask for a GPU, so that sorting without one is an error: --algorithm
+/// onesweep or hrs, --merge-on gpu, --devices all or a list.
+[[nodiscard]] bool gpu_demanded(const sort_options& options) noexcept;
+
 /// Input bytes per CPU up to which `--algorithm auto` with the default device selection sorts
 /// on the CPU without initialising CUDA. Measured on the H100 machine (16 CPUs; tools/bench/
 /// results/2026-11-25-h100-auto/auto-run2.md, page cache warm): the GPU path takes 0.28-0.42 s
