@@ -3,19 +3,26 @@
 #include "cpu/multiway_merge.hpp"
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "core/parallel_copy.hpp"
 #include "cpu/merge_keys.hpp"
 #include "cpu/merge_loser_tree.hpp"
 #include "cpu/merge_select.hpp"
+#include "cpu/merge_vector.hpp"
 #include "gpusort/error.hpp"
 
 namespace gpusort::cpu {
@@ -62,10 +69,57 @@ void with_layout(const record_format& format, bool descending, F&& f) {
   }
 }
 
+/// The vector merge's layout for `format` under `policy`, where it applies.
+std::optional<detail::vector_layout> vector_layout_for(const record_format& format,
+                                                       const merge_policy& policy) noexcept {
+  if (!policy.vector || !detail::vector_merge_supported()) return std::nullopt;
+  if (format.type == key_type::bytes || gpusort::detail::has_32bit_word(format.type))
+    return std::nullopt;
+  if (format.record_size == 8) return detail::vector_layout::key;
+  if (format.record_size != 16) return std::nullopt;
+  if (format.key_offset == 0) return detail::vector_layout::key_value;
+  if (format.key_offset == 8) return detail::vector_layout::value_key;
+  return std::nullopt;
+}
+
+/// A task's scratch memory for the vector merge: kept across the parts the task merges, 64-byte
+/// aligned, grown on demand.
+class vector_scratch {
+ public:
+  std::byte* get(std::size_t bytes) {
+    if (bytes > size_) {
+      const std::size_t rounded = (bytes + 63) / 64 * 64;
+      memory_.reset(static_cast<std::byte*>(std::aligned_alloc(64, rounded)));
+      if (!memory_) throw std::bad_alloc();
+      size_ = rounded;
+    }
+    return memory_.get();
+  }
+
+ private:
+  struct free_memory {
+    void operator()(std::byte* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<std::byte, free_memory> memory_;
+  std::size_t size_ = 0;
+};
+
+/// Whether the vector merge may take these slices: 16-byte records are padded with the all-ones
+/// normalized key, which no record of theirs may hold (a run's largest key is its last).
+inline bool vector_merge_allowed(const word_keys<std::uint64_t>& keys,
+                                 detail::vector_layout layout, std::span<const run_slice> slices) {
+  if (layout == detail::vector_layout::key) return true;
+  const std::uint32_t size = 16;
+  return std::none_of(slices.begin(), slices.end(), [&](const run_slice& s) {
+    return keys.load(s.end - size) == ~std::uint64_t{0};
+  });
+}
+
 template <typename Keys, std::uint32_t RecordSize>
 void merge_parts(const Keys& keys, record_stride<RecordSize> stride,
                  std::span<const run_view> runs, std::uint64_t rank_begin,
-                 std::uint64_t rank_end, std::byte* dst, std::uint64_t parts) {
+                 std::uint64_t rank_end, std::byte* dst, std::uint64_t parts,
+                 std::optional<detail::vector_layout> vector) {
   const std::size_t k = runs.size();
   const std::uint64_t n = rank_end - rank_begin;
   const std::uint32_t record_size = stride.size();
@@ -118,6 +172,32 @@ void merge_parts(const Keys& keys, record_stride<RecordSize> stride,
       detail::merge_loser_tree(keys, stride, std::span<const run_slice>(slices), out);
     }
   };
+  if constexpr (std::is_same_v<Keys, word_keys<std::uint64_t>> &&
+                (RecordSize == 8 || RecordSize == 16)) {
+    if (vector) {
+      tbb::enumerable_thread_specific<vector_scratch> scratch;
+      tbb::parallel_for(std::uint64_t{0}, parts, [&](std::uint64_t p) {
+        const std::vector<run_slice> slices = part_slices(p);
+        if (slices.size() >= 2 && slices.size() <= detail::vector_merge_max_runs &&
+            vector_merge_allowed(keys, *vector, slices)) {
+          std::vector<detail::vector_input> inputs;
+          inputs.reserve(slices.size());
+          for (const run_slice& s : slices)
+            inputs.push_back({s.begin, static_cast<std::uint64_t>(s.end - s.begin) / RecordSize});
+          const detail::vector_key_masks masks{keys.codec.sign_mask, keys.codec.float_mask,
+                                               keys.codec.order_mask};
+          // (Key, payload) records whose keys repeat: the network may have reordered them.
+          if (detail::vector_merge(
+                  inputs.data(), inputs.size(), part_dst(p), ranks[p + 1] - ranks[p], *vector,
+                  masks,
+                  scratch.local().get(detail::vector_merge_scratch_bytes(inputs.size(), *vector))))
+            return;
+        }
+        merge_part(slices, part_dst(p));
+      });
+      return;
+    }
+  }
   // One task per two neighbouring parts: two merges stepped in turn run faster than one after
   // the other. Parts are about equal in size, so tasks are too.
   const std::uint64_t pairs = (parts + 1) / 2;
@@ -179,15 +259,19 @@ std::uint64_t merge_part_count(std::uint64_t count, std::size_t runs) {
 
 void merge_ranks(std::span<const run_view> runs, std::uint64_t rank_begin,
                  std::uint64_t rank_end, std::byte* dst, const record_format& format,
-                 bool descending) {
+                 bool descending, const merge_policy& policy) {
   const std::uint64_t count = rank_end >= rank_begin ? rank_end - rank_begin : 0;
   merge_ranks_in_parts(runs, rank_begin, rank_end, dst, format, descending,
-                       merge_part_count(count, runs.size()));
+                       merge_part_count(count, runs.size()), policy);
+}
+
+bool merges_with_vectors(const record_format& format, const merge_policy& policy) noexcept {
+  return vector_layout_for(format, policy).has_value();
 }
 
 void merge_ranks_in_parts(std::span<const run_view> runs, std::uint64_t rank_begin,
                           std::uint64_t rank_end, std::byte* dst, const record_format& format,
-                          bool descending, std::uint64_t parts) {
+                          bool descending, std::uint64_t parts, const merge_policy& policy) {
   const std::uint64_t total = check_runs(runs, format);
   GPUSORT_EXPECTS(rank_begin <= rank_end && rank_end <= total,
                   "merge_ranks: ranks [" + std::to_string(rank_begin) + ", " +
@@ -200,8 +284,9 @@ void merge_ranks_in_parts(std::span<const run_view> runs, std::uint64_t rank_beg
   // Empty parts are harmless, but there is no point in more parts than records; the cap also
   // keeps (n % parts) * p from overflowing.
   parts = std::min({parts, n, std::uint64_t{1} << 24});
+  const std::optional<detail::vector_layout> vector = vector_layout_for(format, policy);
   with_layout(format, descending, [&](const auto& keys, auto stride) {
-    merge_parts(keys, stride, runs, rank_begin, rank_end, dst, parts);
+    merge_parts(keys, stride, runs, rank_begin, rank_end, dst, parts, vector);
   });
 }
 

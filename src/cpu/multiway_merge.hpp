@@ -17,6 +17,14 @@ struct run_view {
   std::uint64_t count = 0;
 };
 
+/// Which merge kernels merge_ranks may use.
+struct merge_policy {
+  /// The AVX-512 vector merge (cpu/merge_vector.hpp) for records of a 64-bit key alone or with
+  /// an 8-byte payload, where the CPU has it; the loser tree otherwise. Both give the same
+  /// output. Off only to measure the loser tree against it.
+  bool vector = true;
+};
+
 /**
  * Multi-sequence selection: the per-run cut for output rank `rank`.
  * - Returns cuts with cuts[j] <= runs[j].count and sum(cuts) == rank, such that every record
@@ -42,7 +50,7 @@ struct run_view {
  */
 void merge_ranks(std::span<const run_view> runs, std::uint64_t rank_begin,
                  std::uint64_t rank_end, std::byte* dst, const record_format& format,
-                 bool descending);
+                 bool descending, const merge_policy& policy = {});
 
 /**
  * merge_ranks with an explicit number of parts (>= 1): independent tasks whose boundaries are
@@ -50,7 +58,13 @@ void merge_ranks(std::span<const run_view> runs, std::uint64_t rank_begin,
  */
 void merge_ranks_in_parts(std::span<const run_view> runs, std::uint64_t rank_begin,
                           std::uint64_t rank_end, std::byte* dst, const record_format& format,
-                          bool descending, std::uint64_t parts);
+                          bool descending, std::uint64_t parts,
+                          const merge_policy& policy = {});
+
+/// Whether merge_ranks merges `format`'s records with the vector merge under `policy` (a part
+/// of (key, payload) records whose keys repeat goes to the loser tree): for benchmarks.
+[[nodiscard]] bool merges_with_vectors(const record_format& format,
+                                       const merge_policy& policy) noexcept;
 
 /// How many parts merge_ranks cuts `count` output records of `runs` runs into: about four per
 /// thread of the current TBB arena, but none so small that selecting its cuts would dominate.

@@ -47,7 +47,7 @@ say() { echo "== $(date +%T) $*"; }
 if want tests; then
   say tests
   for t in ${TESTS:-record_bits_test run_former_test hrs_test gpu_sort_file_test gpu_range_sort_test pipeline_test radix_sort_test \
-           multiway_merge_test key_order_test io_test device_memory_test topology_test partition_plan_test multi_gpu_sort_test}; do
+           multiway_merge_test merge_vector_test key_order_test io_test device_memory_test topology_test partition_plan_test multi_gpu_sort_test}; do
     [ -x "$bin/$t" ] || continue
     echo "### $t"
     timeout 300 "$bin/$t" --gtest_color=no 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40

@@ -1,5 +1,6 @@
 // Benchmark of the parallel multiway merge: K sorted runs of uniform keys merged by merge_ranks,
-// timed against a parallel memcpy of the same bytes in the same process. Runs and output live in
+// timed against a parallel memcpy of the same bytes and against the loser tree alone (where
+// merge_ranks takes the vector merge) in the same process. Runs and output live in
 // host_buffers (huge pages where the kernel gives them, prefaulted), as the pipeline's runs do.
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
@@ -47,6 +48,7 @@ constexpr const char* usage =
     "  --repeat R       timed repetitions; the median is reported (default 5)\n"
     "  --threads T      TBB threads (default: all cores)\n"
     "  --descending     merge in descending key order\n"
+
     "  --output-file P  merge into gpusort's mapped output of file P (prefaulted, never\n"
     "                   committed: P is left as it was) instead of anonymous memory\n"
     "  --csv            print one CSV line (after a header line) instead of the report\n"
@@ -291,12 +293,23 @@ int run(int argc, char** argv) {
                 static_cast<unsigned long long>(parts), options.repeat);
   }
 
+  const gpusort::cpu::merge_policy policy;
+  const bool vector = gpusort::cpu::merges_with_vectors(format, policy);
   const timing merge_t = median_times(options.repeat, [&] {
     gpusort::cpu::merge_ranks(data.runs, 0, options.count, out, format,
-                              options.descending);
+                              options.descending, policy);
   });
   GPUSORT_EXPECTS(in_order(out, options.count, format, options.descending),
                   "bench-merge: the merged output is out of order");
+  // The loser tree on the same runs, where the merge above took the vector merge.
+  gpusort::cpu::merge_policy scalar = policy;
+  scalar.vector = false;
+  const timing tree_t = vector ? median_times(options.repeat, [&] {
+    gpusort::cpu::merge_ranks(data.runs, 0, options.count, out, format, options.descending,
+                              scalar);
+  }) : merge_t;
+  GPUSORT_EXPECTS(in_order(out, options.count, format, options.descending),
+                  "bench-merge: the loser tree's output is out of order");
 
   const timing copy_t = median_times(options.repeat, [&] {
     gpusort::detail::parallel_copy(out, data.bytes.data(), bytes);
@@ -310,17 +323,21 @@ int run(int argc, char** argv) {
   };
   const double merge_gbs = static_cast<double>(bytes) / merge_t.wall_s / 1e9;
   const double copy_gbs = static_cast<double>(bytes) / copy_t.wall_s / 1e9;
+  const double tree_gbs = static_cast<double>(bytes) / tree_t.wall_s / 1e9;
+  const char* kernel = vector ? "vector" : "loser-tree";
   if (options.csv) {
     std::printf("type,record_size,runs,records,bytes,threads,output,merge_s,merge_gbs,memcpy_s,"
-                "memcpy_gbs,merge_share_of_memcpy,merge_cpu_ns_per_record\n");
-    std::printf("%s,%u,%llu,%llu,%llu,%d,%s,%.4f,%.2f,%.4f,%.2f,%.3f,%.1f\n",
+                "memcpy_gbs,merge_share_of_memcpy,merge_cpu_ns_per_record,kernel,"
+                "loser_tree_s,loser_tree_gbs\n");
+    std::printf("%s,%u,%llu,%llu,%llu,%d,%s,%.4f,%.2f,%.4f,%.2f,%.3f,%.1f,%s,%.4f,%.2f\n",
                 options.type.c_str(),
                 format.record_size, static_cast<unsigned long long>(options.runs),
                 static_cast<unsigned long long>(options.count),
                 static_cast<unsigned long long>(bytes), thread_count,
                 out_sink ? "file-mapping" : "memory", merge_t.wall_s, merge_gbs,
                 copy_t.wall_s, copy_gbs, merge_gbs / copy_gbs,
-                merge_t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)));
+                merge_t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)),
+                kernel, tree_t.wall_s, tree_gbs);
     return 0;
   }
 
@@ -331,7 +348,9 @@ int run(int argc, char** argv) {
                                       options.descending);
   });
 
+  std::printf("kernel: %s\n", kernel);
   line("merge", merge_t);
+  if (vector) line("tree", tree_t);
   line("memcpy", copy_t);
   std::printf("merge/memcpy wall time %.2fx; select_cuts of %llu cuts, one thread: %.3f ms\n",
               merge_t.wall_s / copy_t.wall_s, static_cast<unsigned long long>(parts + 1),

@@ -22,11 +22,16 @@ def main() -> None:
              f"{rows[0]['threads']} threads; u64 keys; output into {output}; merge and memcpy "
              "GB/s are bytes of output per second, median of the sweep's repeats, both measured "
              "in the same process.", "",
-             "| record bytes | runs | records | merge GB/s | memcpy GB/s | merge / memcpy "
-             "| CPU ns per record |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
+             "| record bytes | runs | records | kernel | merge GB/s | loser tree GB/s | speed-up "
+             "| memcpy GB/s | merge / memcpy | CPU ns per record |",
+             "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['record_size']} | {r['runs']} | {r['records']} | {r['merge_gbs']} "
+        # Sweeps before the vector merge have no kernel columns: the loser tree merged.
+        kernel = r.get("kernel") or "loser-tree"
+        tree = r.get("loser_tree_gbs") or r["merge_gbs"]
+        lines.append(f"| {r['record_size']} | {r['runs']} | {r['records']} | {kernel} "
+                     f"| {r['merge_gbs']} | {tree} "
+                     f"| {float(r['merge_gbs']) / float(tree):.2f}x "
                      f"| {r['memcpy_gbs']} | {float(r['merge_share_of_memcpy']):.0%} "
                      f"| {r['merge_cpu_ns_per_record']} |")
     md = args.csv.with_suffix(".md")
@@ -43,8 +48,13 @@ def main() -> None:
     for size in sorted({int(r["record_size"]) for r in rows}):
         pts = sorted((int(r["runs"]), float(r["merge_gbs"]))
                      for r in rows if int(r["record_size"]) == size)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                label=f"merge, {size}-byte records")
+        line = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                       label=f"merge, {size}-byte records")[0]
+        tree = sorted((int(r["runs"]), float(r.get("loser_tree_gbs") or r["merge_gbs"]))
+                      for r in rows if int(r["record_size"]) == size)
+        if tree != pts:
+            ax.plot([p[0] for p in tree], [p[1] for p in tree], marker="x", linestyle=":",
+                    color=line.get_color(), label=f"loser tree, {size}-byte records")
     memcpy = sorted(float(r["memcpy_gbs"]) for r in rows)
     ax.axhline(memcpy[len(memcpy) // 2], color="gray", linestyle="--",
                label="memcpy (median of the sweep)")

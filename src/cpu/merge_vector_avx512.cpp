@@ -1,0 +1,477 @@
+// The vector merge's AVX-512 kernels (see merge_vector.hpp). This file alone is compiled with
+// -mavx512f; it instantiates no standard-library template, so that no code generated for
+// AVX-512 can stand in for an inline function that the rest of the program shares.
+#include "cpu/merge_vector.hpp"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+// GCC 12's AVX-512 headers start some intrinsics from a deliberately undefined vector, which
+// -Wmaybe-uninitialized reports once they are inlined here.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace gpusort::cpu::detail {
+namespace {
+
+constexpr std::uint32_t lanes = 8;
+/// Records per merge step: two vectors. The step's carry (the sixteen largest records so far)
+/// is a chain of dependent instructions from one step to the next; sixteen records per step
+/// halve its length per record against eight, and the two vectors of a step run side by side.
+constexpr std::uint32_t step_records = 2 * lanes;
+
+/// Records per tree vertex buffer: a multiple of the step, small enough that the buffers of a
+/// tree over 64 runs of 16-byte records (127 vertices) fit the 2 MiB L2 cache of the GPU
+/// machine's cores, large enough that refilling a child is rare beside merging.
+constexpr std::uint32_t buffer_records = 512;
+static_assert(buffer_records % step_records == 0);
+
+constexpr std::size_t cache_line = 64;
+
+constexpr std::size_t round_up(std::size_t bytes) {
+  return (bytes + cache_line - 1) / cache_line * cache_line;
+}
+
+constexpr std::uint64_t min_u64(std::uint64_t a, std::uint64_t b) { return a < b ? a : b; }
+
+/// A leaf (one input) or an inner node (the merge of two vertices) of the merge tree, with the
+/// buffer of normalized keys (and payloads) its parent reads: [pos, len) is still unread, and
+/// `done` says that nothing more will come once it is read.
+struct alignas(cache_line) vertex {
+  std::uint64_t carry_keys[step_records];  ///< inner: the largest records merged so far
+  std::uint64_t carry_values[step_records];
+  std::uint64_t* keys;
+  std::uint64_t* values;  ///< null for key-only records
+  std::uint32_t pos;
+  std::uint32_t len;
+  bool done;
+  bool leaf;
+  bool started;  ///< inner: the carry holds the first step of a child
+  std::uint32_t left;   ///< inner: vertex indexes of the children
+  std::uint32_t right;
+  const std::byte* next;    ///< leaf: the next record not yet read
+  std::uint64_t remaining;  ///< leaf: records not yet read
+};
+
+std::uint32_t vertex_count(std::size_t runs) { return static_cast<std::uint32_t>(2 * runs - 1); }
+
+std::size_t buffer_bytes(bool values) {
+  return std::size_t{buffer_records} * sizeof(std::uint64_t) * (values ? 2 : 1);
+}
+
+// --- Bitonic networks. A block holds sixteen records in ascending key order: keys k0 (lanes
+// 0-7) then k1 (8-15), payloads v0 and v1 beside them (unused for key-only records). Keys move
+// by min and max; a payload follows its key by comparing where the key ended up.
+
+struct block {
+  __m512i k0, k1, v0, v1;
+};
+
+inline __m512i reverse(__m512i x) {
+  return _mm512_permutexvar_epi64(_mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7), x);
+}
+
+/// Compare-exchange of a vector with its own lanes at one distance: `upper` marks the lanes
+/// that take the larger key, `partner` the lane permutation.
+template <bool Values>
+inline void exchange_lanes(__m512i& k, __m512i& v, __m512i pk, __m512i pv, __mmask8 upper) {
+  const __m512i nk =
+      _mm512_mask_blend_epi64(upper, _mm512_min_epu64(k, pk), _mm512_max_epu64(k, pk));
+  if constexpr (Values) {
+    // A lane keeps its payload where it keeps its key; equal keys keep both on either side.
+    const __mmask8 kept = _mm512_cmpeq_epu64_mask(nk, k);
+    v = _mm512_mask_blend_epi64(kept, pv, v);
+  }
+  k = nk;
+}
+
+/// Sorts a bitonic sequence of eight lanes: distances 4, 2 and 1.
+template <bool Values>
+inline void clean_vector(__m512i& k, __m512i& v) {
+  const int halves = _MM_SHUFFLE(1, 0, 3, 2);
+  exchange_lanes<Values>(k, v, _mm512_shuffle_i64x2(k, k, halves),
+                         Values ? _mm512_shuffle_i64x2(v, v, halves) : v, 0xF0);
+  exchange_lanes<Values>(k, v, _mm512_permutex_epi64(k, _MM_SHUFFLE(1, 0, 3, 2)),
+                         Values ? _mm512_permutex_epi64(v, _MM_SHUFFLE(1, 0, 3, 2)) : v, 0xCC);
+  exchange_lanes<Values>(k, v, _mm512_permutex_epi64(k, _MM_SHUFFLE(2, 3, 0, 1)),
+                         Values ? _mm512_permutex_epi64(v, _MM_SHUFFLE(2, 3, 0, 1)) : v, 0xAA);
+}
+
+/// Lane-wise compare-exchange of two vectors: the smaller keys to (lk, lv), the larger to
+/// (hk, hv). With equal keys the low side keeps its own record.
+template <bool Values>
+inline void exchange_vectors(__m512i& lk, __m512i& lv, __m512i& hk, __m512i& hv) {
+  const __m512i low = _mm512_min_epu64(lk, hk);
+  const __m512i high = _mm512_max_epu64(lk, hk);
+  if constexpr (Values) {
+    const __mmask8 kept = _mm512_cmpeq_epu64_mask(low, lk);
+    const __m512i low_v = _mm512_mask_blend_epi64(kept, hv, lv);
+    hv = _mm512_mask_blend_epi64(kept, lv, hv);
+    lv = low_v;
+  }
+  lk = low;
+  hk = high;
+}
+
+/// Sorts a bitonic block: distance 8 across the vectors, then within each.
+template <bool Values>
+inline void clean_block(block& b) {
+  exchange_vectors<Values>(b.k0, b.v0, b.k1, b.v1);
+  clean_vector<Values>(b.k0, b.v0);
+  clean_vector<Values>(b.k1, b.v1);
+}
+
+/// Merges the sorted blocks `carry` and `in`: the sixteen smallest records to `low`, the sixteen
+/// largest to `carry`.
+template <bool Values>
+inline void merge_blocks(block& carry, const block& in, block& low) {
+  low = {reverse(in.k1), reverse(in.k0), Values ? reverse(in.v1) : in.v1,
+         Values ? reverse(in.v0) : in.v0};
+  exchange_vectors<Values>(low.k0, low.v0, carry.k0, carry.v0);
+  exchange_vectors<Values>(low.k1, low.v1, carry.k1, carry.v1);
+  clean_block<Values>(low);
+  clean_block<Values>(carry);
+}
+
+// --- The tree.
+
+template <vector_layout Layout>
+class merge_tree {
+ public:
+  static constexpr bool has_values = Layout != vector_layout::key;
+  static constexpr std::uint32_t record_bytes = has_values ? 16 : 8;
+
+  merge_tree(const vector_input* inputs, std::size_t runs, const vector_key_masks& masks,
+             std::byte* scratch)
+      : vertices_(reinterpret_cast<vertex*>(scratch)),
+        buffers_(scratch + round_up(vertex_count(runs) * sizeof(vertex))),
+        sign_(_mm512_set1_epi64(static_cast<long long>(masks.sign_mask))),
+        float_(_mm512_set1_epi64(static_cast<long long>(masks.float_mask))),
+        order_(_mm512_set1_epi64(static_cast<long long>(masks.order_mask))),
+        padding_(_mm512_set1_epi64(-1)) {
+    std::uint32_t next = 0;
+    root_ = build(inputs, 0, runs, next);
+  }
+
+  /// Writes the merge; false (early) where (key, payload) records with equal keys meet.
+  bool run(std::byte* out, std::uint64_t count) {
+    vertex& root = vertices_[root_];
+    std::uint64_t written = 0;
+    while (written < count) {
+      fill(root);
+      const std::uint32_t take = static_cast<std::uint32_t>(min_u64(root.len, count - written));
+      if (!store_records(root, take, out + written * record_bytes, written == 0)) return false;
+      written += take;
+    }
+    return true;
+  }
+
+ private:
+  std::uint32_t build(const vector_input* inputs, std::size_t lo, std::size_t hi,
+                      std::uint32_t& next) {
+    const std::uint32_t index = next++;
+    vertices_[index] = vertex{};
+    vertex& x = vertices_[index];
+    std::byte* buffer = buffers_ + index * buffer_bytes(has_values);
+    x.keys = reinterpret_cast<std::uint64_t*>(buffer);
+    x.values = has_values ? x.keys + buffer_records : nullptr;
+    if (hi - lo == 1) {
+      x.leaf = true;
+      x.next = inputs[lo].data;
+      x.remaining = inputs[lo].count;
+      x.done = x.remaining == 0;
+      return index;
+    }
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const std::uint32_t left = build(inputs, lo, mid, next);
+    const std::uint32_t right = build(inputs, mid, hi, next);
+    vertices_[index].left = left;
+    vertices_[index].right = right;
+    return index;
+  }
+
+  __m512i normalize(__m512i bits) const {
+    const __m512i negative = _mm512_srai_epi64(bits, 63);
+    return _mm512_xor_si512(
+        _mm512_xor_si512(bits, _mm512_or_si512(_mm512_and_si512(negative, float_), sign_)),
+        order_);
+  }
+
+  __m512i denormalize(__m512i key) const {
+    const __m512i ordered = _mm512_xor_si512(key, order_);
+    // After normalization a float's top bit is set exactly when it was non-negative.
+    const __m512i was_negative = _mm512_andnot_si512(_mm512_srai_epi64(ordered, 63), float_);
+    return _mm512_xor_si512(ordered, _mm512_or_si512(was_negative, sign_));
+  }
+
+  /// Loads `r` (1 to 8) records at `src` as normalized keys and payloads; missing lanes get the
+  /// padding key.
+  void load_records(const std::byte* src, std::uint32_t r, __m512i& k, __m512i& v) const {
+    if constexpr (has_values) {
+      const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+      const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+      __m512i r0, r1;
+      if (r == lanes) {
+        r0 = _mm512_loadu_si512(src);
+        r1 = _mm512_loadu_si512(src + 64);
+      } else {
+        r0 = _mm512_maskz_loadu_epi64(
+            static_cast<__mmask8>(r >= 4 ? 0xFFu : (1u << (2 * r)) - 1), src);
+        r1 = _mm512_maskz_loadu_epi64(
+            static_cast<__mmask8>(r > 4 ? (1u << (2 * (r - 4))) - 1 : 0u), src + 64);
+      }
+      constexpr bool key_first = Layout == vector_layout::key_value;
+      k = _mm512_permutex2var_epi64(r0, key_first ? even : odd, r1);
+      v = _mm512_permutex2var_epi64(r0, key_first ? odd : even, r1);
+    } else {
+      k = r == lanes ? _mm512_loadu_si512(src)
+                     : _mm512_maskz_loadu_epi64(static_cast<__mmask8>((1u << r) - 1), src);
+      v = k;
+    }
+    k = normalize(k);
+    if (r != lanes) k = _mm512_mask_mov_epi64(padding_, static_cast<__mmask8>((1u << r) - 1), k);
+  }
+
+  /// Stores the first `r` (1 to 8) records of normalized keys `k` and payloads `v` at `dst`.
+  void store_records8(std::byte* dst, std::uint32_t r, __m512i k, __m512i v) const {
+    k = denormalize(k);
+    if constexpr (has_values) {
+      const __m512i low = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+      const __m512i high = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+      constexpr bool key_first = Layout == vector_layout::key_value;
+      const __m512i r0 = key_first ? _mm512_permutex2var_epi64(k, low, v)
+                                   : _mm512_permutex2var_epi64(v, low, k);
+      const __m512i r1 = key_first ? _mm512_permutex2var_epi64(k, high, v)
+                                   : _mm512_permutex2var_epi64(v, high, k);
+      if (r == lanes) {
+        _mm512_storeu_si512(dst, r0);
+        _mm512_storeu_si512(dst + 64, r1);
+      } else {
+        _mm512_mask_storeu_epi64(dst, static_cast<__mmask8>(r >= 4 ? 0xFFu : (1u << (2 * r)) - 1),
+                                 r0);
+        _mm512_mask_storeu_epi64(
+            dst + 64, static_cast<__mmask8>(r > 4 ? (1u << (2 * (r - 4))) - 1 : 0u), r1);
+      }
+    } else if (r == lanes) {
+      _mm512_storeu_si512(dst, k);
+    } else {
+      _mm512_mask_storeu_epi64(dst, static_cast<__mmask8>((1u << r) - 1), k);
+    }
+  }
+
+  block load_block(const vertex& x, std::uint32_t i) const {
+    block b;
+    b.k0 = _mm512_load_si512(x.keys + i);
+    b.k1 = _mm512_load_si512(x.keys + i + lanes);
+    if constexpr (has_values) {
+      b.v0 = _mm512_load_si512(x.values + i);
+      b.v1 = _mm512_load_si512(x.values + i + lanes);
+    } else {
+      b.v0 = b.k0;
+      b.v1 = b.k1;
+    }
+    return b;
+  }
+
+  static void store_block(vertex& x, std::uint32_t i, const block& b) {
+    _mm512_store_si512(x.keys + i, b.k0);
+    _mm512_store_si512(x.keys + i + lanes, b.k1);
+    if constexpr (has_values) {
+      _mm512_store_si512(x.values + i, b.v0);
+      _mm512_store_si512(x.values + i + lanes, b.v1);
+    }
+  }
+
+  void fill(vertex& x) {
+    if (x.leaf) fill_leaf(x);
+    else fill_node(x);
+  }
+
+  /// Reads the next records of a leaf's input into its buffer, normalized; the last step is
+  /// padded with all-ones keys.
+  void fill_leaf(vertex& x) {
+    std::uint32_t n = 0;
+    const std::byte* src = x.next;
+    while (n < buffer_records && x.remaining != 0) {
+      block b;
+      const auto r = static_cast<std::uint32_t>(min_u64(x.remaining, step_records));
+      if (r == step_records) {
+        load_records(src, lanes, b.k0, b.v0);
+        load_records(src + lanes * record_bytes, lanes, b.k1, b.v1);
+      } else if (r > lanes) {
+        load_records(src, lanes, b.k0, b.v0);
+        load_records(src + lanes * record_bytes, r - lanes, b.k1, b.v1);
+      } else {
+        load_records(src, r, b.k0, b.v0);
+        b.k1 = padding_;
+        b.v1 = _mm512_setzero_si512();
+      }
+      store_block(x, n, b);
+      src += r * record_bytes;
+      x.remaining -= r;
+      n += step_records;
+    }
+    x.next = src;
+    x.pos = 0;
+    x.len = n;
+    x.done = x.remaining == 0;
+  }
+
+  void ensure(vertex& x) {
+    if (x.pos == x.len && !x.done) fill(x);
+  }
+
+  /// Merges the children into the buffer until it is full or both children are spent.
+  void fill_node(vertex& x) {
+    vertex& a = vertices_[x.left];
+    vertex& b = vertices_[x.right];
+    ensure(a);
+    ensure(b);
+    block carry;
+    if (!x.started) {
+      vertex& first = a.pos < a.len ? a : b;
+      carry = load_block(first, first.pos);
+      first.pos += step_records;
+      x.started = true;
+    } else {
+      carry.k0 = _mm512_load_si512(x.carry_keys);
+      carry.k1 = _mm512_load_si512(x.carry_keys + lanes);
+      carry.v0 = _mm512_load_si512(x.carry_values);
+      carry.v1 = _mm512_load_si512(x.carry_values + lanes);
+    }
+    std::uint32_t n = 0;
+    while (n < buffer_records) {
+      ensure(a);
+      ensure(b);
+      const std::uint32_t avail_a = a.len - a.pos;
+      const std::uint32_t avail_b = b.len - b.pos;
+      const std::uint32_t space = buffer_records - n;
+      if (avail_a != 0 && avail_b != 0) {
+        std::uint32_t steps = avail_a < avail_b ? avail_a : avail_b;
+        steps = (steps < space ? steps : space) / step_records;
+        n = merge_both(a, b, x, n, steps, carry);
+      } else if (avail_a != 0 || avail_b != 0) {
+        vertex& only = avail_a != 0 ? a : b;
+        const std::uint32_t avail = avail_a + avail_b;
+        n = merge_one(only, x, n, (avail < space ? avail : space) / step_records, carry);
+      } else {
+        store_block(x, n, carry);
+        n += step_records;
+        x.done = true;
+        break;
+      }
+    }
+    _mm512_store_si512(x.carry_keys, carry.k0);
+    _mm512_store_si512(x.carry_keys + lanes, carry.k1);
+    _mm512_store_si512(x.carry_values, carry.v0);
+    _mm512_store_si512(x.carry_values + lanes, carry.v1);
+    x.pos = 0;
+    x.len = n;
+  }
+
+  /// `steps` merge steps, each taking the next block of whichever child's next key is smaller.
+  std::uint32_t merge_both(vertex& a, vertex& b, vertex& x, std::uint32_t n,
+                           std::uint32_t steps, block& carry) {
+    std::uint32_t ia = a.pos;
+    std::uint32_t ib = b.pos;
+    for (; steps != 0; --steps) {
+      // Branch-free: on random keys the choice is a coin flip.
+      const bool take_a = a.keys[ia] <= b.keys[ib];
+      const vertex& from = take_a ? a : b;
+      const std::uint32_t i = take_a ? ia : ib;
+      block low;
+      merge_blocks<has_values>(carry, load_block(from, i), low);
+      store_block(x, n, low);
+      ia += take_a ? step_records : 0;
+      ib += take_a ? 0 : step_records;
+      n += step_records;
+    }
+    a.pos = ia;
+    b.pos = ib;
+    return n;
+  }
+
+  /// `steps` merge steps from one child, the other being spent.
+  std::uint32_t merge_one(vertex& only, vertex& x, std::uint32_t n, std::uint32_t steps,
+                          block& carry) {
+    for (; steps != 0; --steps) {
+      block low;
+      merge_blocks<has_values>(carry, load_block(only, only.pos), low);
+      store_block(x, n, low);
+      only.pos += step_records;
+      n += step_records;
+    }
+    return n;
+  }
+
+  /// Writes `count` records of the root's buffer to `out` as records again. With payloads,
+  /// first checks that no key equals the one before it (`first`: the merge's first records,
+  /// which have none before them); false, with nothing written, where one does.
+  bool store_records(vertex& root, std::uint32_t count, std::byte* out, bool first) {
+    if constexpr (has_values) {
+      __mmask8 equal = 0;
+      for (std::uint32_t i = 0; i < count; i += lanes) {
+        const std::uint32_t r = count - i < lanes ? count - i : lanes;
+        const __m512i k = _mm512_load_si512(root.keys + i);
+        // Lane j against lane j - 1, lane 0 against the last key before this vector.
+        const __m512i before = _mm512_alignr_epi64(k, last_key_, 7);
+        auto lanes_in = static_cast<__mmask8>(r == lanes ? 0xFFu : (1u << r) - 1);
+        if (first && i == 0) lanes_in = static_cast<__mmask8>(lanes_in & 0xFEu);
+        equal = static_cast<__mmask8>(equal | _mm512_mask_cmpeq_epu64_mask(lanes_in, k, before));
+        last_key_ = _mm512_permutexvar_epi64(_mm512_set1_epi64(r - 1), k);
+      }
+      if (equal != 0) return false;
+    }
+    for (std::uint32_t i = 0; i < count; i += lanes) {
+      const std::uint32_t r = count - i < lanes ? count - i : lanes;
+      const __m512i k = _mm512_load_si512(root.keys + i);
+      const __m512i v = has_values ? _mm512_load_si512(root.values + i) : k;
+      store_records8(out + std::size_t{i} * record_bytes, r, k, v);
+    }
+    root.pos = count;
+    return true;
+  }
+
+  vertex* vertices_;
+  std::byte* buffers_;
+  __m512i sign_;
+  __m512i float_;
+  __m512i order_;
+  __m512i padding_;
+  __m512i last_key_ = _mm512_setzero_si512();  ///< lane 7: the last key written
+  std::uint32_t root_ = 0;
+};
+
+template <vector_layout Layout>
+bool merge_with(const vector_input* inputs, std::size_t runs, std::byte* out,
+                std::uint64_t count, const vector_key_masks& masks, std::byte* scratch) {
+  merge_tree<Layout> tree(inputs, runs, masks, scratch);
+  return tree.run(out, count);
+}
+
+}  // namespace
+
+std::size_t vector_merge_scratch_bytes(std::size_t runs, vector_layout layout) noexcept {
+  if (runs < 2) return 0;
+  const std::size_t vertices = vertex_count(runs);
+  return round_up(vertices * sizeof(vertex)) +
+         vertices * buffer_bytes(layout != vector_layout::key);
+}
+
+bool vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
+                  std::uint64_t count, vector_layout layout, const vector_key_masks& masks,
+                  std::byte* scratch) noexcept {
+  switch (layout) {
+    case vector_layout::key:
+      return merge_with<vector_layout::key>(inputs, runs, out, count, masks, scratch);
+    case vector_layout::key_value:
+      return merge_with<vector_layout::key_value>(inputs, runs, out, count, masks, scratch);
+    case vector_layout::value_key:
+      return merge_with<vector_layout::value_key>(inputs, runs, out, count, masks, scratch);
+  }
+  return false;
+}
+
+}  // namespace gpusort::cpu::detail
+
+#endif  // __x86_64__
