@@ -71,32 +71,6 @@ inline __m512i reverse(__m512i x) {
   return _mm512_permutexvar_epi64(_mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7), x);
 }
 
-/// Compare-exchange of a vector with its own lanes at one distance: `upper` marks the lanes
-/// that take the larger key, `partner` the lane permutation.
-template <bool Values>
-inline void exchange_lanes(__m512i& k, __m512i& v, __m512i pk, __m512i pv, __mmask8 upper) {
-  const __m512i nk =
-      _mm512_mask_blend_epi64(upper, _mm512_min_epu64(k, pk), _mm512_max_epu64(k, pk));
-  if constexpr (Values) {
-    // A lane keeps its payload where it keeps its key; equal keys keep both on either side.
-    const __mmask8 kept = _mm512_cmpeq_epu64_mask(nk, k);
-    v = _mm512_mask_blend_epi64(kept, pv, v);
-  }
-  k = nk;
-}
-
-/// Sorts a bitonic sequence of eight lanes: distances 4, 2 and 1.
-template <bool Values>
-inline void clean_vector(__m512i& k, __m512i& v) {
-  const int halves = _MM_SHUFFLE(1, 0, 3, 2);
-  exchange_lanes<Values>(k, v, _mm512_shuffle_i64x2(k, k, halves),
-                         Values ? _mm512_shuffle_i64x2(v, v, halves) : v, 0xF0);
-  exchange_lanes<Values>(k, v, _mm512_permutex_epi64(k, _MM_SHUFFLE(1, 0, 3, 2)),
-                         Values ? _mm512_permutex_epi64(v, _MM_SHUFFLE(1, 0, 3, 2)) : v, 0xCC);
-  exchange_lanes<Values>(k, v, _mm512_permutex_epi64(k, _MM_SHUFFLE(2, 3, 0, 1)),
-                         Values ? _mm512_permutex_epi64(v, _MM_SHUFFLE(2, 3, 0, 1)) : v, 0xAA);
-}
-
 /// Lane-wise compare-exchange of two vectors: the smaller keys to (lk, lv), the larger to
 /// (hk, hv). With equal keys the low side keeps its own record.
 template <bool Values>
@@ -113,12 +87,49 @@ inline void exchange_vectors(__m512i& lk, __m512i& lv, __m512i& hk, __m512i& hv)
   hk = high;
 }
 
+/// Sorts two bitonic vectors (a, b) at once: at distances 4, 2 and 1, two shuffles first line
+/// up the lanes to compare in two vectors, so that each stage is one min and one max for both
+/// vectors (sorting each vector alone takes a permute, a min and a max per vector and stage;
+/// the 64-bit min and max are the scarcer instructions). Payloads take the same shuffles.
+template <bool Values>
+inline void clean_pair(__m512i& ak, __m512i& av, __m512i& bk, __m512i& bv) {
+  // d4: a0-3 | b0-3 against a4-7 | b4-7.
+  constexpr int lower = _MM_SHUFFLE(1, 0, 1, 0);
+  constexpr int upper = _MM_SHUFFLE(3, 2, 3, 2);
+  __m512i xk = _mm512_shuffle_i64x2(ak, bk, lower);
+  __m512i yk = _mm512_shuffle_i64x2(ak, bk, upper);
+  __m512i xv = Values ? _mm512_shuffle_i64x2(av, bv, lower) : xk;
+  __m512i yv = Values ? _mm512_shuffle_i64x2(av, bv, upper) : yk;
+  exchange_vectors<Values>(xk, xv, yk, yv);  // x: a0 a1 a2 a3 b0 b1 b2 b3, y: a4-7 b4-7
+  // d2: a0 a1 a4 a5 b0 b1 b4 b5 against a2 a3 a6 a7 b2 b3 b6 b7.
+  const __m512i even_pairs = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+  const __m512i odd_pairs = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+  __m512i pk = _mm512_permutex2var_epi64(xk, even_pairs, yk);
+  __m512i qk = _mm512_permutex2var_epi64(xk, odd_pairs, yk);
+  __m512i pv = Values ? _mm512_permutex2var_epi64(xv, even_pairs, yv) : pk;
+  __m512i qv = Values ? _mm512_permutex2var_epi64(xv, odd_pairs, yv) : qk;
+  exchange_vectors<Values>(pk, pv, qk, qv);
+  // d1: even positions against odd ones, each 128-bit lane one pair.
+  xk = _mm512_unpacklo_epi64(pk, qk);
+  yk = _mm512_unpackhi_epi64(pk, qk);
+  xv = Values ? _mm512_unpacklo_epi64(pv, qv) : xk;
+  yv = Values ? _mm512_unpackhi_epi64(pv, qv) : yk;
+  exchange_vectors<Values>(xk, xv, yk, yv);  // x: a0 a2 a4 a6 b0 b2 b4 b6, y: the odd ones
+  const __m512i first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+  const __m512i second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+  ak = _mm512_permutex2var_epi64(xk, first, yk);
+  bk = _mm512_permutex2var_epi64(xk, second, yk);
+  if constexpr (Values) {
+    av = _mm512_permutex2var_epi64(xv, first, yv);
+    bv = _mm512_permutex2var_epi64(xv, second, yv);
+  }
+}
+
 /// Sorts a bitonic block: distance 8 across the vectors, then within each.
 template <bool Values>
 inline void clean_block(block& b) {
   exchange_vectors<Values>(b.k0, b.v0, b.k1, b.v1);
-  clean_vector<Values>(b.k0, b.v0);
-  clean_vector<Values>(b.k1, b.v1);
+  clean_pair<Values>(b.k0, b.v0, b.k1, b.v1);
 }
 
 /// Merges the sorted blocks `carry` and `in`: the sixteen smallest records to `low`, the sixteen
