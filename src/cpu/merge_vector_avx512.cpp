@@ -15,16 +15,19 @@ namespace gpusort::cpu::detail {
 namespace {
 
 constexpr std::uint32_t lanes = 8;
-/// Records per merge step: two vectors. The step's carry (the sixteen largest records so far)
-/// is a chain of dependent instructions from one step to the next; sixteen records per step
-/// halve its length per record against eight, and the two vectors of a step run side by side.
-constexpr std::uint32_t step_records = 2 * lanes;
+/// Vectors per merge step: four for keys alone, two with payloads (whose networks need twice
+/// the registers). The step's carry (the largest records so far) is a chain of dependent
+/// instructions from one step to the next: more records per step shorten it per record, and
+/// the vectors of a step run side by side.
+template <bool Values>
+constexpr int step_vectors = Values ? 2 : 4;
+constexpr std::uint32_t max_step_records = 4 * lanes;
 
 /// Records per tree vertex buffer: a multiple of the step, small enough that the buffers of a
 /// tree over 64 runs of 16-byte records (127 vertices) fit the 2 MiB L2 cache of the GPU
 /// machine's cores, large enough that refilling a child is rare beside merging.
 constexpr std::uint32_t buffer_records = 512;
-static_assert(buffer_records % step_records == 0);
+static_assert(buffer_records % max_step_records == 0);
 
 constexpr std::size_t cache_line = 64;
 
@@ -38,8 +41,8 @@ constexpr std::uint64_t min_u64(std::uint64_t a, std::uint64_t b) { return a < b
 /// buffer of normalized keys (and payloads) its parent reads: [pos, len) is still unread, and
 /// `done` says that nothing more will come once it is read.
 struct alignas(cache_line) vertex {
-  std::uint64_t carry_keys[step_records];  ///< inner: the largest records merged so far
-  std::uint64_t carry_values[step_records];
+  std::uint64_t carry_keys[max_step_records];  ///< inner: the largest records merged so far
+  std::uint64_t carry_values[max_step_records];
   std::uint64_t* keys;
   std::uint64_t* values;  ///< null for key-only records
   std::uint32_t pos;
@@ -59,12 +62,15 @@ std::size_t buffer_bytes(bool values) {
   return std::size_t{buffer_records} * sizeof(std::uint64_t) * (values ? 2 : 1);
 }
 
-// --- Bitonic networks. A block holds sixteen records in ascending key order: keys k0 (lanes
-// 0-7) then k1 (8-15), payloads v0 and v1 beside them (unused for key-only records). Keys move
-// by min and max; a payload follows its key by comparing where the key ended up.
+// --- Bitonic networks. A block holds the records of one step, V vectors, in ascending key
+// order: keys in k[0] (lanes 0-7), k[1] (8-15), ..., payloads in v beside them (unused for
+// key-only records). Keys move by min and max; a payload follows its key by comparing where
+// the key ended up.
 
+template <int V>
 struct block {
-  __m512i k0, k1, v0, v1;
+  __m512i k[V];
+  __m512i v[V];
 };
 
 inline __m512i reverse(__m512i x) {
@@ -125,21 +131,24 @@ inline void clean_pair(__m512i& ak, __m512i& av, __m512i& bk, __m512i& bv) {
   }
 }
 
-/// Sorts a bitonic block: distance 8 across the vectors, then within each.
-template <bool Values>
-inline void clean_block(block& b) {
-  exchange_vectors<Values>(b.k0, b.v0, b.k1, b.v1);
-  clean_pair<Values>(b.k0, b.v0, b.k1, b.v1);
+/// Sorts a bitonic block: whole vectors at distances V/2 down to 1, then within vectors.
+template <bool Values, int V>
+inline void clean_block(block<V>& b) {
+  for (int d = V / 2; d >= 1; d /= 2)
+    for (int i = 0; i < V; ++i)
+      if ((i & d) == 0) exchange_vectors<Values>(b.k[i], b.v[i], b.k[i + d], b.v[i + d]);
+  for (int i = 0; i < V; i += 2) clean_pair<Values>(b.k[i], b.v[i], b.k[i + 1], b.v[i + 1]);
 }
 
-/// Merges the sorted blocks `carry` and `in`: the sixteen smallest records to `low`, the sixteen
-/// largest to `carry`.
-template <bool Values>
-inline void merge_blocks(block& carry, const block& in, block& low) {
-  low = {reverse(in.k1), reverse(in.k0), Values ? reverse(in.v1) : in.v1,
-         Values ? reverse(in.v0) : in.v0};
-  exchange_vectors<Values>(low.k0, low.v0, carry.k0, carry.v0);
-  exchange_vectors<Values>(low.k1, low.v1, carry.k1, carry.v1);
+/// Merges the sorted blocks `carry` and `in`: the smaller half of their records to `low`, the
+/// larger half to `carry`.
+template <bool Values, int V>
+inline void merge_blocks(block<V>& carry, const block<V>& in, block<V>& low) {
+  for (int i = 0; i < V; ++i) {
+    low.k[i] = reverse(in.k[V - 1 - i]);
+    low.v[i] = Values ? reverse(in.v[V - 1 - i]) : low.k[i];
+    exchange_vectors<Values>(low.k[i], low.v[i], carry.k[i], carry.v[i]);
+  }
   clean_block<Values>(low);
   clean_block<Values>(carry);
 }
@@ -151,6 +160,9 @@ class merge_tree {
  public:
   static constexpr bool has_values = Layout != vector_layout::key;
   static constexpr std::uint32_t record_bytes = has_values ? 16 : 8;
+  static constexpr int V = step_vectors<has_values>;
+  static constexpr std::uint32_t step = V * lanes;
+  using step_block = block<V>;
 
   merge_tree(const vector_input* inputs, std::size_t runs, const vector_key_masks& masks,
              std::byte* scratch)
@@ -270,26 +282,19 @@ class merge_tree {
     }
   }
 
-  block load_block(const vertex& x, std::uint32_t i) const {
-    block b;
-    b.k0 = _mm512_load_si512(x.keys + i);
-    b.k1 = _mm512_load_si512(x.keys + i + lanes);
-    if constexpr (has_values) {
-      b.v0 = _mm512_load_si512(x.values + i);
-      b.v1 = _mm512_load_si512(x.values + i + lanes);
-    } else {
-      b.v0 = b.k0;
-      b.v1 = b.k1;
+  static step_block load_block(const std::uint64_t* keys, const std::uint64_t* values) {
+    step_block b;
+    for (int j = 0; j < V; ++j) {
+      b.k[j] = _mm512_load_si512(keys + j * lanes);
+      b.v[j] = has_values ? _mm512_load_si512(values + j * lanes) : b.k[j];
     }
     return b;
   }
 
-  static void store_block(vertex& x, std::uint32_t i, const block& b) {
-    _mm512_store_si512(x.keys + i, b.k0);
-    _mm512_store_si512(x.keys + i + lanes, b.k1);
-    if constexpr (has_values) {
-      _mm512_store_si512(x.values + i, b.v0);
-      _mm512_store_si512(x.values + i + lanes, b.v1);
+  static void store_block(std::uint64_t* keys, std::uint64_t* values, const step_block& b) {
+    for (int j = 0; j < V; ++j) {
+      _mm512_store_si512(keys + j * lanes, b.k[j]);
+      if constexpr (has_values) _mm512_store_si512(values + j * lanes, b.v[j]);
     }
   }
 
@@ -304,23 +309,23 @@ class merge_tree {
     std::uint32_t n = 0;
     const std::byte* src = x.next;
     while (n < buffer_records && x.remaining != 0) {
-      block b;
-      const auto r = static_cast<std::uint32_t>(min_u64(x.remaining, step_records));
-      if (r == step_records) {
-        load_records(src, lanes, b.k0, b.v0);
-        load_records(src + lanes * record_bytes, lanes, b.k1, b.v1);
-      } else if (r > lanes) {
-        load_records(src, lanes, b.k0, b.v0);
-        load_records(src + lanes * record_bytes, r - lanes, b.k1, b.v1);
-      } else {
-        load_records(src, r, b.k0, b.v0);
-        b.k1 = padding_;
-        b.v1 = _mm512_setzero_si512();
+      step_block b;
+      const auto r = static_cast<std::uint32_t>(min_u64(x.remaining, step));
+      for (std::uint32_t j = 0; j < V; ++j) {
+        const std::uint32_t first = j * lanes;
+        if (r >= first + lanes) {
+          load_records(src + first * record_bytes, lanes, b.k[j], b.v[j]);
+        } else if (r > first) {
+          load_records(src + first * record_bytes, r - first, b.k[j], b.v[j]);
+        } else {
+          b.k[j] = padding_;
+          b.v[j] = _mm512_setzero_si512();
+        }
       }
-      store_block(x, n, b);
+      store_block(x.keys + n, has_values ? x.values + n : nullptr, b);
       src += r * record_bytes;
       x.remaining -= r;
-      n += step_records;
+      n += step;
     }
     x.next = src;
     x.pos = 0;
@@ -338,79 +343,74 @@ class merge_tree {
     vertex& b = vertices_[x.right];
     ensure(a);
     ensure(b);
-    block carry;
+    step_block carry;
     if (!x.started) {
       vertex& first = a.pos < a.len ? a : b;
-      carry = load_block(first, first.pos);
-      first.pos += step_records;
+      carry = load_block(first.keys + first.pos, has_values ? first.values + first.pos : nullptr);
+      first.pos += step;
       x.started = true;
     } else {
-      carry.k0 = _mm512_load_si512(x.carry_keys);
-      carry.k1 = _mm512_load_si512(x.carry_keys + lanes);
-      carry.v0 = _mm512_load_si512(x.carry_values);
-      carry.v1 = _mm512_load_si512(x.carry_values + lanes);
+      carry = load_block(x.carry_keys, x.carry_values);
     }
     std::uint32_t n = 0;
     while (n < buffer_records) {
       ensure(a);
       ensure(b);
-      const std::uint32_t avail_a = a.len - a.pos;
-      const std::uint32_t avail_b = b.len - b.pos;
-      const std::uint32_t space = buffer_records - n;
-      if (avail_a != 0 && avail_b != 0) {
-        std::uint32_t steps = avail_a < avail_b ? avail_a : avail_b;
-        steps = (steps < space ? steps : space) / step_records;
-        n = merge_both(a, b, x, n, steps, carry);
-      } else if (avail_a != 0 || avail_b != 0) {
-        vertex& only = avail_a != 0 ? a : b;
-        const std::uint32_t avail = avail_a + avail_b;
-        n = merge_one(only, x, n, (avail < space ? avail : space) / step_records, carry);
+      const bool a_has = a.pos != a.len;
+      const bool b_has = b.pos != b.len;
+      if (a_has && b_has) {
+        n = merge_both(a, b, x, n, carry);
+      } else if (a_has || b_has) {
+        n = merge_one(a_has ? a : b, x, n, carry);
       } else {
-        store_block(x, n, carry);
-        n += step_records;
+        store_block(x.keys + n, has_values ? x.values + n : nullptr, carry);
+        n += step;
         x.done = true;
         break;
       }
     }
-    _mm512_store_si512(x.carry_keys, carry.k0);
-    _mm512_store_si512(x.carry_keys + lanes, carry.k1);
-    _mm512_store_si512(x.carry_values, carry.v0);
-    _mm512_store_si512(x.carry_values + lanes, carry.v1);
+    store_block(x.carry_keys, x.carry_values, carry);
     x.pos = 0;
     x.len = n;
   }
 
-  /// `steps` merge steps, each taking the next block of whichever child's next key is smaller.
+  /// Merge steps, each taking the next block of whichever child's next key is smaller, until
+  /// the buffer is full or a child's buffer is read.
   std::uint32_t merge_both(vertex& a, vertex& b, vertex& x, std::uint32_t n,
-                           std::uint32_t steps, block& carry) {
+                           step_block& carry) {
     std::uint32_t ia = a.pos;
     std::uint32_t ib = b.pos;
-    for (; steps != 0; --steps) {
+    const std::uint32_t a_len = a.len;
+    const std::uint32_t b_len = b.len;
+    while (n != buffer_records && ia != a_len && ib != b_len) {
       // Branch-free: on random keys the choice is a coin flip.
       const bool take_a = a.keys[ia] <= b.keys[ib];
-      const vertex& from = take_a ? a : b;
-      const std::uint32_t i = take_a ? ia : ib;
-      block low;
-      merge_blocks<has_values>(carry, load_block(from, i), low);
-      store_block(x, n, low);
-      ia += take_a ? step_records : 0;
-      ib += take_a ? 0 : step_records;
-      n += step_records;
+      const std::uint64_t* keys = take_a ? a.keys + ia : b.keys + ib;
+      const std::uint64_t* values = has_values ? (take_a ? a.values + ia : b.values + ib)
+                                               : nullptr;
+      step_block low;
+      merge_blocks<has_values>(carry, load_block(keys, values), low);
+      store_block(x.keys + n, has_values ? x.values + n : nullptr, low);
+      ia += take_a ? step : 0;
+      ib += take_a ? 0 : step;
+      n += step;
     }
     a.pos = ia;
     b.pos = ib;
     return n;
   }
 
-  /// `steps` merge steps from one child, the other being spent.
-  std::uint32_t merge_one(vertex& only, vertex& x, std::uint32_t n, std::uint32_t steps,
-                          block& carry) {
-    for (; steps != 0; --steps) {
-      block low;
-      merge_blocks<has_values>(carry, load_block(only, only.pos), low);
-      store_block(x, n, low);
-      only.pos += step_records;
-      n += step_records;
+  /// Merge steps from one child, the other being spent, until the buffer is full or the
+  /// child's buffer is read.
+  std::uint32_t merge_one(vertex& only, vertex& x, std::uint32_t n, step_block& carry) {
+    while (n != buffer_records && only.pos != only.len) {
+      step_block low;
+      merge_blocks<has_values>(
+          carry,
+          load_block(only.keys + only.pos, has_values ? only.values + only.pos : nullptr), low);
+      store_block(x.keys + n, has_values ? x.values + n : nullptr, low);
+      only.pos += step;
+      n += step;
     }
     return n;
   }
