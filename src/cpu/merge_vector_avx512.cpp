@@ -15,13 +15,20 @@ namespace gpusort::cpu::detail {
 namespace {
 
 constexpr std::uint32_t lanes = 8;
-/// Vectors per merge step: four for keys alone, two with payloads (whose networks need twice
-/// the registers). The step's carry (the largest records so far) is a chain of dependent
-/// instructions from one step to the next: more records per step shorten it per record, and
-/// the vectors of a step run side by side.
+/// Vectors per merge step. The step's carry (the largest records so far) is a chain of
+/// dependent instructions from one step to the next: more records per step shorten it per
+/// record, and the vectors of a step run side by side. Four vectors for keys alone made the
+/// development VM's AMD cores 20% faster and the GPU machine's Intel cores 0-10% slower
+/// (tools/bench/results/2026-11-25-h100-merge-vector/); with payloads they run out of
+/// registers.
 template <bool Values>
-constexpr int step_vectors = Values ? 2 : 4;
-constexpr std::uint32_t max_step_records = 4 * lanes;
+constexpr int step_vectors = 2;
+constexpr std::uint32_t max_step_records = 2 * lanes;
+
+/// The root writes whole cache lines of the output with non-temporal stores, which need not
+/// read the lines first: 7-28% faster on the GPU machine's 16 cores, 8- and 16-byte records,
+/// 16 and 64 runs (tools/bench/results/2026-11-25-h100-merge-vector/variants.txt).
+constexpr bool stream_output = true;
 
 /// Records per tree vertex buffer: a multiple of the step, small enough that the buffers of a
 /// tree over 64 runs of 16-byte records (127 vertices) fit the 2 MiB L2 cache of the GPU
@@ -183,9 +190,13 @@ class merge_tree {
     while (written < count) {
       fill(root);
       const std::uint32_t take = static_cast<std::uint32_t>(min_u64(root.len, count - written));
-      if (!store_records(root, take, out + written * record_bytes, written == 0)) return false;
+      if (!store_records(root, take, out + written * record_bytes, written == 0)) {
+        if constexpr (stream_output) _mm_sfence();
+        return false;
+      }
       written += take;
     }
+    if constexpr (stream_output) _mm_sfence();  // the streamed lines before the caller goes on
     return true;
   }
 
@@ -255,8 +266,10 @@ class merge_tree {
     if (r != lanes) k = _mm512_mask_mov_epi64(padding_, static_cast<__mmask8>((1u << r) - 1), k);
   }
 
-  /// Stores the first `r` (1 to 8) records of normalized keys `k` and payloads `v` at `dst`.
-  void store_records8(std::byte* dst, std::uint32_t r, __m512i k, __m512i v) const {
+  /// Stores the first `r` (1 to 8) records of normalized keys `k` and payloads `v` at `dst`;
+  /// `stream`: eight records to 64-byte aligned `dst`, past the caches.
+  void store_records8(std::byte* dst, std::uint32_t r, __m512i k, __m512i v,
+                      bool stream = false) const {
     k = denormalize(k);
     if constexpr (has_values) {
       const __m512i low = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
@@ -266,7 +279,10 @@ class merge_tree {
                                    : _mm512_permutex2var_epi64(v, low, k);
       const __m512i r1 = key_first ? _mm512_permutex2var_epi64(k, high, v)
                                    : _mm512_permutex2var_epi64(v, high, k);
-      if (r == lanes) {
+      if (stream) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), r0);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + 64), r1);
+      } else if (r == lanes) {
         _mm512_storeu_si512(dst, r0);
         _mm512_storeu_si512(dst + 64, r1);
       } else {
@@ -275,6 +291,8 @@ class merge_tree {
         _mm512_mask_storeu_epi64(
             dst + 64, static_cast<__mmask8>(r > 4 ? (1u << (2 * (r - 4))) - 1 : 0u), r1);
       }
+    } else if (stream) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), k);
     } else if (r == lanes) {
       _mm512_storeu_si512(dst, k);
     } else {
@@ -433,12 +451,22 @@ class merge_tree {
       }
       if (equal != 0) return false;
     }
-    for (std::uint32_t i = 0; i < count; i += lanes) {
-      const std::uint32_t r = count - i < lanes ? count - i : lanes;
-      const __m512i k = _mm512_load_si512(root.keys + i);
-      const __m512i v = has_values ? _mm512_load_si512(root.values + i) : k;
-      store_records8(out + std::size_t{i} * record_bytes, r, k, v);
+    std::uint32_t i = 0;
+    auto write = [&](std::uint32_t r, bool stream) {
+      const __m512i k = _mm512_loadu_si512(root.keys + i);
+      const __m512i v = has_values ? _mm512_loadu_si512(root.values + i) : k;
+      store_records8(out + std::size_t{i} * record_bytes, r, k, v, stream);
+      i += r;
+    };
+    const auto misaligned = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(out) %
+                                                       cache_line);
+    if (stream_output && (cache_line - misaligned) % record_bytes == 0) {
+      // Plain stores up to the first whole line, then whole lines past the caches.
+      const std::uint32_t head = misaligned == 0 ? 0 : (cache_line - misaligned) / record_bytes;
+      if (head != 0) write(head < count ? head : count, false);
+      while (count - i >= lanes) write(lanes, true);
     }
+    while (i < count) write(count - i < lanes ? count - i : lanes, false);
     root.pos = count;
     return true;
   }
