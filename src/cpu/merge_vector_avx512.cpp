@@ -15,15 +15,14 @@ namespace gpusort::cpu::detail {
 namespace {
 
 constexpr std::uint32_t lanes = 8;
-/// Vectors per merge step. The step's carry (the largest records so far) is a chain of
-/// dependent instructions from one step to the next: more records per step shorten it per
-/// record, and the vectors of a step run side by side. Four vectors for keys alone made the
-/// development VM's AMD cores 20% faster and the GPU machine's Intel cores 0-10% slower
-/// (tools/bench/results/2026-11-25-h100-merge-vector/); with payloads they run out of
-/// registers.
-template <bool Values>
+/// Vectors per merge step (block<V> takes any power of two). The step's carry (the largest
+/// records so far) is a chain of dependent instructions from one step to the next: more
+/// records per step shorten it per record, and the vectors of a step run side by side. Four
+/// vectors for keys alone made the development VM's AMD cores 20% faster and the GPU
+/// machine's Intel cores 0-10% slower (tools/bench/results/2026-11-25-h100-merge-vector/
+/// ab.txt); with payloads they run out of registers.
 constexpr int step_vectors = 2;
-constexpr std::uint32_t max_step_records = 2 * lanes;
+constexpr std::uint32_t step_records = step_vectors * lanes;
 
 /// The root writes whole cache lines of the output with non-temporal stores, which need not
 /// read the lines first: 7-28% faster on the GPU machine's 16 cores, 8- and 16-byte records,
@@ -34,7 +33,7 @@ constexpr bool stream_output = true;
 /// tree over 64 runs of 16-byte records (127 vertices) fit the 2 MiB L2 cache of the GPU
 /// machine's cores, large enough that refilling a child is rare beside merging.
 constexpr std::uint32_t buffer_records = 512;
-static_assert(buffer_records % max_step_records == 0);
+static_assert(buffer_records % step_records == 0);
 
 constexpr std::size_t cache_line = 64;
 
@@ -48,8 +47,8 @@ constexpr std::uint64_t min_u64(std::uint64_t a, std::uint64_t b) { return a < b
 /// buffer of normalized keys (and payloads) its parent reads: [pos, len) is still unread, and
 /// `done` says that nothing more will come once it is read.
 struct alignas(cache_line) vertex {
-  std::uint64_t carry_keys[max_step_records];  ///< inner: the largest records merged so far
-  std::uint64_t carry_values[max_step_records];
+  std::uint64_t carry_keys[step_records];  ///< inner: the largest records merged so far
+  std::uint64_t carry_values[step_records];
   std::uint64_t* keys;
   std::uint64_t* values;  ///< null for key-only records
   std::uint32_t pos;
@@ -167,8 +166,8 @@ class merge_tree {
  public:
   static constexpr bool has_values = Layout != vector_layout::key;
   static constexpr std::uint32_t record_bytes = has_values ? 16 : 8;
-  static constexpr int V = step_vectors<has_values>;
-  static constexpr std::uint32_t step = V * lanes;
+  static constexpr int V = step_vectors;
+  static constexpr std::uint32_t step = step_records;
   using step_block = block<V>;
 
   merge_tree(const vector_input* inputs, std::size_t runs, const vector_key_masks& masks,
