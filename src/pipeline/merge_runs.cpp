@@ -199,14 +199,6 @@ class run_cursor {
 class block_releaser {
  public:
   explicit block_releaser(trace_recorder* trace) : trace_(trace) {}
-  // Releases still queued when the merge is over are dropped: the blocks go with their run
-  // (sorted_run::release after an intermediate pass) or their file (closed after the last
-  // pass). Punching holes into pages under writeback runs at 1.5 GB/s, and it had left 2.5 s
-  // of releases after the merge of 16 GiB of spilled runs on the H100 machine.
-  ~block_releaser() { worker_.discard_pending(); }
-  block_releaser(const block_releaser&) = delete;
-  block_releaser& operator=(const block_releaser&) = delete;
-
   void release(merged_blocks blocks) {
     if (blocks.bytes == 0) return;
     worker_.push([this, blocks = std::move(blocks)] {

@@ -91,13 +91,8 @@ std::future<void> run_store::release_in_background() {
     for (const sorted_run& run : runs) bytes += run.resident() ? run.memory.size() : 0;
     trace_recorder::scope timer(trace, "release runs", bytes);
     std::atomic<std::size_t> next{0};
-    // Resident runs give their memory back; spilled runs only drop their file, whose blocks
-    // all go when it closes (punching holes first would wait on their writeback for nothing).
     auto release_some = [&] {
-      for (std::size_t i = next++; i < runs.size(); i = next++) {
-        if (runs[i].resident()) runs[i].release(record_size);
-        else runs[i] = sorted_run{};
-      }
+      for (std::size_t i = next++; i < runs.size(); i = next++) runs[i].release(record_size);
     };
     std::vector<std::thread> pool;
     try {
