@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
-#include <deque>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -20,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/ordered_worker.hpp"
 #include "core/parallel_copy.hpp"
 #include "core/trace.hpp"
 #include "gpusort/error.hpp"
@@ -231,16 +231,15 @@ class uring_sink final : public output_sink {
       buffers_.push_back(static_cast<std::byte*>(p));
       free_.push_back(static_cast<std::byte*>(p));
     }
-    writer_ = std::thread([this] { run_writer(); });
+    // A stream's header goes ahead of every record.
+    run_in_order([this] { out_.write_stream_header(ring_); }, nullptr);
   }
 
   ~uring_sink() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
+    try {
+      worker_.drain();  // the writes still queued use the buffers
+    } catch (...) {  // reported by finish() or a later acquire(); a destructor cannot
     }
-    cv_.notify_all();
-    writer_.join();
     for (std::byte* p : buffers_) std::free(p);
   }
 
@@ -249,33 +248,30 @@ class uring_sink final : public output_sink {
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
     GPUSORT_EXPECTS(len <= window_bytes_, "output window larger than the staging buffer");
     (void)offset;
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return !free_.empty() || error_; });
-    rethrow_locked();
-    std::byte* p = free_.back();
-    free_.pop_back();
-    return {p, len};
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return !free_.empty() || failed_; });
+      if (!failed_) {
+        std::byte* p = free_.back();
+        free_.pop_back();
+        return {p, len};
+      }
+    }
+    worker_.drain();  // rethrows the failure
+    throw_error("output to " + out_.target() + " failed");  // not reached
   }
 
   void commit(std::uint64_t offset, std::span<std::byte> window) override {
-    {
-      std::lock_guard lock(mutex_);
-      jobs_.push_back(job{offset, window, true});
-    }
-    cv_.notify_all();
+    run_in_order([this, offset, window] { write_job(offset, window); }, window.data());
   }
 
   void write(std::uint64_t offset, std::span<const std::byte> data) override {
     // Written from the caller's memory by the writer thread, in order with earlier commits.
-    {
-      std::lock_guard lock(mutex_);
-      jobs_.push_back(job{offset, {const_cast<std::byte*>(data.data()), data.size()}, false});
-    }
-    cv_.notify_all();
-    wait_idle();
+    run_in_order([this, offset, data] { write_job(offset, data); }, nullptr);
+    worker_.drain();
   }
 
-  void finish() override { wait_idle(); }
+  void finish() override { worker_.drain(); }
   [[nodiscard]] const char* name() const override { return "uring"; }
   [[nodiscard]] bool parallel_writes() const override { return false; }
 
@@ -283,64 +279,37 @@ class uring_sink final : public output_sink {
   static constexpr std::size_t buffer_count = 3;
   static constexpr std::size_t default_window_bytes = std::size_t{32} << 20;
 
-  struct job {
-    std::uint64_t offset;
-    std::span<std::byte> data;
-    bool staged;  // return the buffer to the pool afterwards
-  };
-
-  void wait_idle() {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return (jobs_.empty() && !busy_) || error_; });
-    rethrow_locked();
-  }
-
-  void rethrow_locked() {
-    if (error_) std::rethrow_exception(error_);
-  }
-
-  void run_writer() {
-    uring ring(32);
-    try {
-      out_.write_stream_header(ring);  // a stream's header goes ahead of every record
-    } catch (...) {
-      {
-        std::lock_guard lock(mutex_);
-        error_ = std::current_exception();
-      }
-      cv_.notify_all();
-    }
-    for (;;) {
-      job j{};
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
-        if (jobs_.empty()) return;
-        j = jobs_.front();
-        jobs_.pop_front();
-        busy_ = true;
-      }
-      try {
-        trace_recorder::scope timer(trace_, "write", j.data.size());
-        if (!error_) {
-          if (out_.is_stream()) {
-            GPUSORT_EXPECTS(j.offset == stream_pos_, "out-of-order write to " + out_.target());
-            ring.write_stream(out_.fd(), j.data);
-            stream_pos_ += j.data.size();
-          } else {
-            ring.write_exact(out_.fd(), out_.data_offset() + j.offset, j.data);
+  /// Queues `task` on the writer thread. Once it has run (or failed), `staged`, a staging
+  /// buffer, goes back to the pool; a failure wakes acquire(), since the writer skips every
+  /// task after one that failed (and their buffers with them).
+  template <typename Task>
+  void run_in_order(Task task, std::byte* staged) {
+    worker_.push([this, task = std::move(task), staged] {
+      struct settle {
+        uring_sink& sink;
+        std::byte* staged;
+        int unwinding = std::uncaught_exceptions();
+        ~settle() {
+          {
+            std::lock_guard lock(sink.mutex_);
+            if (staged != nullptr) sink.free_.push_back(staged);
+            if (std::uncaught_exceptions() > unwinding) sink.failed_ = true;
           }
+          sink.cv_.notify_all();
         }
-      } catch (...) {
-        std::lock_guard lock(mutex_);
-        error_ = std::current_exception();
-      }
-      {
-        std::lock_guard lock(mutex_);
-        if (j.staged) free_.push_back(j.data.data());
-        busy_ = false;
-      }
-      cv_.notify_all();
+      } done{*this, staged};
+      task();
+    });
+  }
+
+  void write_job(std::uint64_t offset, std::span<const std::byte> data) {
+    trace_recorder::scope timer(trace_, "write", data.size());
+    if (out_.is_stream()) {
+      GPUSORT_EXPECTS(offset == stream_pos_, "out-of-order write to " + out_.target());
+      ring_.write_stream(out_.fd(), data);
+      stream_pos_ += data.size();
+    } else {
+      ring_.write_exact(out_.fd(), out_.data_offset() + offset, data);
     }
   }
 
@@ -348,16 +317,14 @@ class uring_sink final : public output_sink {
   std::uint64_t total_;
   trace_recorder* trace_;
   std::size_t window_bytes_;  // at least one record
-  std::uint64_t stream_pos_ = 0;
+  std::uint64_t stream_pos_ = 0;  // the writer thread's
   std::vector<std::byte*> buffers_;
+  uring ring_{32};  // the writer thread's
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::byte*> free_;
-  std::deque<job> jobs_;
-  bool busy_ = false;
-  bool stopping_ = false;
-  std::exception_ptr error_;
-  std::thread writer_;
+  bool failed_ = false;
+  gpusort::detail::ordered_worker worker_;  // last: drained and joined before the members it uses go
 };
 
 bool fallocate_works(const output_file& out) {

@@ -205,6 +205,36 @@ TEST(Sinks, UringSinkStreamsIntoAPipeInOrder) {
   EXPECT_EQ(got, expect);
 }
 
+/// A write that fails (stdout on /dev/full) is reported by the next acquire or by finish(),
+/// however many windows were queued behind it, and the sink goes away cleanly.
+TEST(Sinks, UringSinkReportsAFailedWriteToLaterCalls) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  const int full = ::open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  const int saved = ::dup(STDOUT_FILENO);
+  ::dup2(full, STDOUT_FILENO);
+  ::close(full);
+  std::string what;
+  {
+    output_file out("-");
+    auto sink = make_output_sink(out, std::uint64_t{256} << 20, write_method::uring);
+    try {
+      const std::size_t window = sink->max_window();
+      for (std::uint64_t off = 0; off < (std::uint64_t{256} << 20); off += window) {
+        std::span<std::byte> w = sink->acquire(off, window);
+        std::memset(w.data(), 1, w.size());
+        sink->commit(off, w);
+      }
+      sink->finish();
+    } catch (const error& e) {
+      what = e.what();
+    }
+  }
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
+}
+
 /// The hidden temporaries beside a target, by name.
 std::vector<std::filesystem::path> temporaries(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> found;
