@@ -409,6 +409,82 @@ TEST(Signals, EveryTerminatingSignalRemovesANamedTemporary) {
   }
 }
 
+/// One strategy's run that a SIGTERM interrupts: the arguments that make gpusort plan it (the
+/// output is out.bin), the bytes of random input (in.bin, from /dev/urandom), and whether it
+/// needs a GPU.
+struct strategy_case {
+  const char* strategy;
+  const char* args;
+  std::uint64_t input_bytes;
+  bool gpu;
+};
+
+/// SIGTERM once --verbose has printed the plan, while the strategy runs: the old output stays
+/// as it was, and neither a temporary output nor a spilled run is left behind. One thread (or
+/// a large input, on the GPU) keeps the sort running for a good part of a second after the
+/// plan, so that the signal lands inside the strategy.
+void expect_sigterm_leaves_nothing(const strategy_case& c) {
+  SCOPED_TRACE(c.strategy);
+  test::scratch_dir dir;
+  fs::create_directory(dir.path() / "spill");
+  const std::string plan = std::string("plan: ") + c.strategy;
+  const outcome o = run_script(
+      "head -c " + std::to_string(c.input_bytes) + " /dev/urandom > in.bin\n"
+      // Sorted inputs for -m: the input sorted, four times.
+      "if [[ '" + c.args + "' == *' -m '* ]]; then\n"
+      "  \"$G\" --devices none in.bin a.bin && cp a.bin b.bin && cp a.bin c.bin && "
+      "cp a.bin d.bin || exit 96\n"
+      "fi\n"
+      "printf 'the old output' > out.bin\n"
+      "\"$G\" --verbose -T spill " + c.args + " 2> log & pid=$!\n"
+      "for i in $(seq 2000); do grep -q '" + plan + "' log && break; sleep 0.01; done\n"
+      "grep -q '" + plan + "' log || { cat log >&2; kill -KILL $pid; exit 97; }\n"
+      "kill -TERM $pid; wait $pid; status=$?; cat log >&2; exit $status",
+      dir, 300);
+  ASSERT_NE(o.status, 97) << "the plan was not " << c.strategy << ": " << o.err;
+  ASSERT_NE(o.status, 0) << "the sort ended before the signal: " << o.err;
+  EXPECT_EQ(o.status, 128 + SIGTERM) << o.err;
+  const std::vector<std::byte> old = test::read_file(dir.file("out.bin"));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(old.data()), old.size()), "the old output");
+  EXPECT_EQ(leftover_temporaries(dir), 0u);
+  EXPECT_EQ(entries(dir.path() / "spill"), 0u);
+}
+
+/// Whether the gpusort binary finds a GPU to sort on.
+bool gpusort_has_gpu() {
+  test::scratch_dir dir;
+  return run_script("head -c 4096 /dev/urandom > in.bin; \"$G\" --devices all in.bin out.bin",
+                    dir)
+             .status == 0;
+}
+
+TEST(Signals, SigtermDuringEachCpuStrategyLeavesTheOldOutput) {
+  constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+  for (const strategy_case& c : {
+           strategy_case{"cpu-one-run", "--devices none --parallel 1 in.bin out.bin", 64 * MiB, false},
+           strategy_case{"cpu-runs", "--devices none --parallel 1 -S 85M in.bin out.bin", 64 * MiB,
+                         false},
+           strategy_case{"cpu-spilled-runs", "--devices none --parallel 1 -S 16M in.bin out.bin",
+                         64 * MiB, false},
+           strategy_case{"merge-inputs", "--devices none --parallel 1 -m -o out.bin a.bin b.bin c.bin d.bin",
+                         32 * MiB, false},
+       })
+    expect_sigterm_leaves_nothing(c);
+}
+
+TEST(Signals, SigtermDuringEachGpuStrategyLeavesTheOldOutput) {
+  if (!gpusort_has_gpu()) GTEST_SKIP() << "no GPU for gpusort";
+  constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+  for (const strategy_case& c : {
+           strategy_case{"gpu-one-chunk", "--devices all --parallel 1 in.bin out.bin", 2 * GiB, true},
+           strategy_case{"gpu-runs", "--devices all --parallel 1 --gpu-memory 1G --merge-on host "
+                                     "in.bin out.bin", 2 * GiB, true},
+           strategy_case{"gpu-ranges", "--devices all --parallel 1 --gpu-memory 1G --merge-on gpu "
+                                       "in.bin out.bin", 2 * GiB, true},
+       })
+    expect_sigterm_leaves_nothing(c);
+}
+
 TEST(Signals, FileSizeLimitOnANamedOutputIsReported) {
   test::scratch_dir dir;
   make_input(dir, "in.bin", 1 << 20, test::base_seed() + 16);
