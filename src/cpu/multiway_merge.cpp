@@ -1,5 +1,6 @@
 // Parallel multiway merge: cuts the output into parts by multi-sequence selection and merges each
-// part on its own TBB task (copy, two-way merge or loser tree, by how many runs it touches).
+// part on its own TBB task (copy, two-way merge or loser tree, by how many runs it touches; the
+// vector merge of cpu/merge_vector.hpp for 64-bit keys alone or with an 8-byte payload).
 #include "cpu/multiway_merge.hpp"
 
 #include <tbb/blocked_range.h>
