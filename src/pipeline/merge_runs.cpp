@@ -220,11 +220,7 @@ void read_planned(std::vector<io::io_segment>& batch, std::span<run_cursor> curs
     for (const io::io_segment& seg : batch) bytes += seg.data.size();
     trace_recorder::scope timer(trace, "read runs", bytes);
     // O_DIRECT requests wait for the disk: many in flight, none forced to the worker pool.
-    // Page-cache hits would be copied one after another by this thread (3.3-4.5 GB/s for 16
-    // GiB of spilled runs on the H100 machine): the worker pool copies them side by side.
-    const bool direct = std::any_of(batch.begin(), batch.end(),
-                                    [](const io::io_segment& seg) { return seg.direct; });
-    ring.read_batch(batch, io::transfer_config{std::size_t{8} << 20, 32, !direct});
+    ring.read_batch(batch, io::transfer_config{std::size_t{8} << 20, 32, false});
     batch.clear();
   }
   for (run_cursor& c : cursors) c.loaded();
