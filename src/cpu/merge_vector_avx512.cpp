@@ -25,7 +25,7 @@ constexpr int step_vectors = 2;
 constexpr std::uint32_t step_records = step_vectors * lanes;
 
 /// The root writes whole cache lines of the output with non-temporal stores, which need not
-/// read the lines first: 7-28% faster on the GPU machine's 16 cores, 8- and 16-byte records,
+/// read the lines first: 3-29% faster on the GPU machine's 16 cores, 8- and 16-byte records,
 /// 16 and 64 runs (tools/bench/results/2026-11-25-h100-merge-vector/variants.txt).
 constexpr bool stream_output = true;
 
