@@ -324,7 +324,8 @@ class uring_sink final : public output_sink {
   std::condition_variable cv_;
   std::vector<std::byte*> free_;
   bool failed_ = false;
-  gpusort::detail::ordered_worker worker_;  // last: drained and joined before the members it uses go
+  // Last: drained and joined before the members its tasks use go.
+  gpusort::detail::ordered_worker worker_;
 };
 
 bool fallocate_works(const output_file& out) {

@@ -410,13 +410,11 @@ TEST(Signals, EveryTerminatingSignalRemovesANamedTemporary) {
 }
 
 /// One strategy's run that a SIGTERM interrupts: the arguments that make gpusort plan it (the
-/// output is out.bin), the bytes of random input (in.bin, from /dev/urandom), and whether it
-/// needs a GPU.
+/// output is out.bin) and the bytes of random input (in.bin, from /dev/urandom).
 struct strategy_case {
   const char* strategy;
   const char* args;
   std::uint64_t input_bytes;
-  bool gpu;
 };
 
 /// SIGTERM once --verbose has printed the plan, while the strategy runs: the old output stays
@@ -461,13 +459,14 @@ bool gpusort_has_gpu() {
 TEST(Signals, SigtermDuringEachCpuStrategyLeavesTheOldOutput) {
   constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
   for (const strategy_case& c : {
-           strategy_case{"cpu-one-run", "--devices none --parallel 1 in.bin out.bin", 64 * MiB, false},
-           strategy_case{"cpu-runs", "--devices none --parallel 1 -S 85M in.bin out.bin", 64 * MiB,
-                         false},
+           strategy_case{"cpu-one-run", "--devices none --parallel 1 in.bin out.bin", 64 * MiB},
+           strategy_case{"cpu-runs", "--devices none --parallel 1 -S 85M in.bin out.bin",
+                         64 * MiB},
            strategy_case{"cpu-spilled-runs", "--devices none --parallel 1 -S 16M in.bin out.bin",
-                         64 * MiB, false},
-           strategy_case{"merge-inputs", "--devices none --parallel 1 -m -o out.bin a.bin b.bin c.bin d.bin",
-                         32 * MiB, false},
+                         64 * MiB},
+           strategy_case{"merge-inputs",
+                         "--devices none --parallel 1 -m -o out.bin a.bin b.bin c.bin d.bin",
+                         32 * MiB},
        })
     expect_sigterm_leaves_nothing(c);
 }
@@ -476,11 +475,15 @@ TEST(Signals, SigtermDuringEachGpuStrategyLeavesTheOldOutput) {
   if (!gpusort_has_gpu()) GTEST_SKIP() << "no GPU for gpusort";
   constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
   for (const strategy_case& c : {
-           strategy_case{"gpu-one-chunk", "--devices all --parallel 1 in.bin out.bin", 2 * GiB, true},
-           strategy_case{"gpu-runs", "--devices all --parallel 1 --gpu-memory 1G --merge-on host "
-                                     "in.bin out.bin", 2 * GiB, true},
-           strategy_case{"gpu-ranges", "--devices all --parallel 1 --gpu-memory 1G --merge-on gpu "
-                                       "in.bin out.bin", 2 * GiB, true},
+           strategy_case{"gpu-one-chunk", "--devices all --parallel 1 in.bin out.bin", 2 * GiB},
+           strategy_case{"gpu-runs",
+                         "--devices all --parallel 1 --gpu-memory 1G --merge-on host in.bin "
+                         "out.bin",
+                         2 * GiB},
+           strategy_case{"gpu-ranges",
+                         "--devices all --parallel 1 --gpu-memory 1G --merge-on gpu in.bin "
+                         "out.bin",
+                         2 * GiB},
        })
     expect_sigterm_leaves_nothing(c);
 }

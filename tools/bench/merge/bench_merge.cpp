@@ -336,7 +336,8 @@ int run(int argc, char** argv) {
                 static_cast<unsigned long long>(bytes), thread_count,
                 out_sink ? "file-mapping" : "memory", merge_t.wall_s, merge_gbs,
                 copy_t.wall_s, copy_gbs, merge_gbs / copy_gbs,
-                merge_t.cpu_s * 1e9 / static_cast<double>(std::max<std::uint64_t>(options.count, 1)),
+                merge_t.cpu_s * 1e9 /
+                    static_cast<double>(std::max<std::uint64_t>(options.count, 1)),
                 kernel, tree_t.wall_s, tree_gbs);
     return 0;
   }
