@@ -167,9 +167,9 @@ INSTANTIATE_TEST_SUITE_P(Layouts, GnuModes,
                                            layout_case{"i64", 16, 8}, layout_case{"f64", 8, 0},
                                            layout_case{"f32", 12, 4},
                                            layout_case{"bytes:10", 100, 0}),
-                         [](const auto& info) {
-                           std::string s = std::string(info.param.type) + "_" +
-                                           std::to_string(info.param.record_size);
+                         [](const auto& param_info) {
+                           std::string s = std::string(param_info.param.type) + "_" +
+                                           std::to_string(param_info.param.record_size);
                            std::replace(s.begin(), s.end(), ':', '_');
                            return s;
                          });
@@ -209,9 +209,8 @@ TEST(UniqueCompaction, InMemoryAndInAFileAcrossManyBlocks) {
     // Distinct ascending keys, then from first_repeat on every key three times.
     std::vector<std::byte> data = test::random_records(100000, f, test::base_seed());
     for (std::uint64_t i = 0; i < 100000; ++i) {
-      const std::int64_t key = i < first_repeat
-                                   ? static_cast<std::int64_t>(i) - 70000
-                                   : static_cast<std::int64_t>(first_repeat + (i - first_repeat) / 3) - 70000;
+      const std::uint64_t rank = i < first_repeat ? i : first_repeat + (i - first_repeat) / 3;
+      const std::int64_t key = static_cast<std::int64_t>(rank) - 70000;
       std::memcpy(data.data() + i * 24 + 8, &key, 8);
     }
     const auto expected = reference_unique(data, f);
@@ -224,13 +223,15 @@ TEST(UniqueCompaction, InMemoryAndInAFileAcrossManyBlocks) {
     EXPECT_EQ(memory, expected);
 
     // In a file, after a header of 5 bytes that must stay.
-    std::vector<std::byte> file_bytes(5, std::byte{7});
-    file_bytes.insert(file_bytes.end(), data.begin(), data.end());
+    // (Built by a copy: GCC 12 reports a false out-of-bounds memmove for insert() here.)
+    std::vector<std::byte> file_bytes(5 + data.size(), std::byte{7});
+    std::memcpy(file_bytes.data() + 5, data.data(), data.size());
     test::write_file(dir.file("out"), file_bytes);
     const io::file_descriptor fd = io::file_descriptor::open(dir.file("out"), O_RDWR);
     ASSERT_EQ(pipeline::unique_in_file(fd, 5, 100000, f, buffer_bytes, nullptr), kept);
     std::vector<std::byte> back = test::read_file(dir.file("out"));
-    EXPECT_EQ(std::vector<std::byte>(back.begin(), back.begin() + 5), std::vector<std::byte>(5, std::byte{7}));
+    EXPECT_EQ(std::vector<std::byte>(back.begin(), back.begin() + 5),
+              std::vector<std::byte>(5, std::byte{7}));
     back.erase(back.begin(), back.begin() + 5);
     back.resize(expected.size());
     EXPECT_EQ(back, expected);

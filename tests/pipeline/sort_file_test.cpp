@@ -117,8 +117,8 @@ TEST_P(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
 
 INSTANTIATE_TEST_SUITE_P(PageCacheAndDirect, SortFileRuns,
                          ::testing::Values(direct_io::never, direct_io::always),
-                         [](const auto& info) {
-                           return info.param == direct_io::always ? "direct" : "buffered";
+                         [](const auto& param_info) {
+                           return param_info.param == direct_io::always ? "direct" : "buffered";
                          });
 
 TEST(SortFileInputs, SeveralInputsAreConcatenatedAndInputMayBeOutput) {
