@@ -138,6 +138,24 @@ std::optional<po::variables_map> parse_with_operands(int argc, const char* const
   return vm;
 }
 
+std::vector<int> parse_device_ids(const std::string& text, const std::string& expected,
+                                  bool repeats) {
+  std::vector<int> ids;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    GPUSORT_EXPECTS(!item.empty() && item.find_first_not_of("0123456789") == std::string::npos,
+                    "--devices '" + text + "': " + expected);
+    const int id = std::stoi(item);
+    GPUSORT_EXPECTS(repeats || std::find(ids.begin(), ids.end(), id) == ids.end(),
+                    "--devices '" + text + "': device " + item + " is listed twice");
+    ids.push_back(id);
+    at = comma + 1;
+  }
+  return ids;
+}
+
 unsigned capped_threads(unsigned requested) noexcept {
   return std::min(requested, std::max(1u, std::thread::hardware_concurrency()));
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpusort/record_format.hpp"
 
@@ -17,6 +18,12 @@ namespace gpusort::tools {
 [[nodiscard]] std::optional<boost::program_options::variables_map> parse_with_operands(
     int argc, const char* const* argv, const boost::program_options::options_description& visible,
     const std::string& tool);
+
+/// Device ids from "0,1,...", for the benchmarks' --devices. `expected` ends the error message
+/// ("expected device ids such as 0,1"); a repeated id is an error unless `repeats` allows it.
+/// @throw gpusort::error on an empty or non-numeric item, or a repeat that is not allowed
+[[nodiscard]] std::vector<int> parse_device_ids(const std::string& text,
+                                                const std::string& expected, bool repeats);
 
 /// "<tool> (gpusort) 0.1.0" on stdout: what --version prints, as GNU tools spell it.
 void print_version(const std::string& tool);

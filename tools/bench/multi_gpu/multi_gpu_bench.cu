@@ -39,21 +39,6 @@ struct options {
   bool only_all = false;  // only g = every slot (skip 1..g-1)
 };
 
-/// Device ids, comma-separated; repeats allowed (several slots on one GPU).
-std::vector<int> parse_devices(const std::string& text) {
-  std::vector<int> ids;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    GPUSORT_EXPECTS(!item.empty() && item.find_first_not_of("0123456789") == std::string::npos,
-                    "--devices '" + text + "': expected device ids such as 0,1");
-    ids.push_back(std::stoi(item));
-    at = comma + 1;
-  }
-  return ids;
-}
-
 test::key_distribution parse_dist(const std::string& text) {
   if (text == "uniform") return {test::key_dist::uniform, 1};
   if (text == "equal") return {test::key_dist::equal, 1};
@@ -208,7 +193,9 @@ int main(int argc, char** argv) try {
   if (!parsed.values) return parsed.status;
   const po::variables_map* vm = &*parsed.values;
   options o;
-  if (vm->count("devices")) o.devices = parse_devices((*vm)["devices"].as<std::string>());
+  if (vm->count("devices"))
+    o.devices = tools::parse_device_ids((*vm)["devices"].as<std::string>(),
+                                        "expected device ids such as 0,1", true);
   if (vm->count("keys")) o.keys = parse_size((*vm)["keys"].as<std::string>(), 0, "--keys");
   if (vm->count("key")) {
     const std::string k = (*vm)["key"].as<std::string>();

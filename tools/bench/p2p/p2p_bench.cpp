@@ -107,24 +107,6 @@ timing measured(const options& o, Measure&& measure) {
   return summarize(std::move(ms));
 }
 
-std::vector<int> parse_device_list(const std::string& text) {
-  std::vector<int> ids;
-  if (text == "all") return ids;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    GPUSORT_EXPECTS(!item.empty() && item.find_first_not_of("0123456789") == std::string::npos,
-                    "--devices '" + text + "': expected all or device ids such as 0,1");
-    const int id = std::stoi(item);
-    GPUSORT_EXPECTS(std::find(ids.begin(), ids.end(), id) == ids.end(),
-                    "--devices '" + text + "': device " + item + " is listed twice");
-    ids.push_back(id);
-    at = comma + 1;
-  }
-  return ids;
-}
-
 int run(const options& o) {
   int count = 0;
   GPUSORT_CUDA_TRY(cudaGetDeviceCount(&count));
@@ -225,7 +207,11 @@ int main(int argc, char** argv) try {
   if (!parsed.values) return parsed.status;
   const po::variables_map* vm = &*parsed.values;
   options o;
-  if (vm->count("devices")) o.devices = parse_device_list((*vm)["devices"].as<std::string>());
+  if (vm->count("devices")) {
+    const std::string text = (*vm)["devices"].as<std::string>();
+    if (text != "all")
+      o.devices = tools::parse_device_ids(text, "expected all or device ids such as 0,1", false);
+  }
   if (vm->count("bytes")) o.bytes = parse_size((*vm)["bytes"].as<std::string>(), 0, "--bytes");
   if (vm->count("repeat")) o.repeat = (*vm)["repeat"].as<int>();
   if (vm->count("warmup")) o.warmup = (*vm)["warmup"].as<int>();
