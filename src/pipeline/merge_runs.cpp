@@ -10,6 +10,8 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/host_buffer.hpp"
@@ -18,6 +20,7 @@
 #include "cpu/multiway_merge.hpp"
 #include "gpusort/error.hpp"
 #include "io/direct_io.hpp"
+#include "io/file_view.hpp"
 #include "io/uring.hpp"
 #include "pipeline/pipeline_config.hpp"
 
@@ -88,34 +91,66 @@ class run_file_sink final : public io::output_sink {
   io::uring ring_{32};
 };
 
-/// Bytes of a spilled run's file whose blocks may go back (bytes 0: none).
-struct merged_blocks {
-  std::shared_ptr<const spill_file> file;
-  std::uint64_t offset = 0;
-  std::uint64_t bytes = 0;
-};
+/// Appends the requests that read bytes [from, from + dst.size()) of spilled `run` into dst.
+void append_run_range(const sorted_run& run, std::uint64_t from, std::span<std::byte> dst,
+                      std::vector<io::io_segment>& batch) {
+  std::uint64_t piece_start = 0;
+  for (const run_piece& piece : run.pieces) {
+    const std::uint64_t lo = std::max(from, piece_start);
+    const std::uint64_t hi = std::min(from + dst.size(), piece_start + piece.bytes);
+    if (lo < hi)
+      io::append_range(piece.file->pair(), piece.offset + (lo - piece_start),
+                       dst.subspan(static_cast<std::size_t>(lo - from),
+                                   static_cast<std::size_t>(hi - lo)),
+                       batch);
+    piece_start += piece.bytes;
+  }
+}
 
-/// Reads one spilled run in windows of W records into a buffer of three: the window being
-/// merged, the one read ahead while it is, and room so that the unread records move back to
-/// the front (at most once per record) only while no read is in flight. The records sit in the
-/// buffer laid out like the file, so that O_DIRECT reads land in place. Reads are planned here
-/// and done in batches across all runs (many runs' short reads at disk speed, not one after
-/// another). A resident run is viewed directly.
+/// The pieces of spilled `run`, for a mapping.
+std::vector<io::file_piece> file_pieces(const sorted_run& run) {
+  std::vector<io::file_piece> pieces;
+  for (const run_piece& p : run.pieces) pieces.push_back({&p.file->fd, p.offset, p.bytes});
+  return pieces;
+}
+
+/**
+ * Presents one run to the merge in windows of W records.
+ * - A resident run is viewed directly.
+ * - A run spilled through the page cache is mapped, and viewed like memory: its pages are
+ *   mapped straight out of the cache (copying them out on one thread ran at 3.3-4.5 GB/s on
+ *   the H100 machine and held the merge back), with the next window's read-ahead asked for.
+ * - A run spilled with O_DIRECT is read into a buffer of three windows: the window being
+ *   merged, the one read ahead while it is, and room so that the unread records move back to
+ *   the front (at most once per record) only while no read is in flight. The records sit in
+ *   the buffer laid out like the file, so that O_DIRECT reads land in place. Reads are planned
+ *   here and done in batches across all runs (many runs' short reads at disk speed, not one
+ *   after another).
+ */
 class run_cursor {
  public:
   run_cursor(sorted_run& run, std::uint64_t window, std::uint32_t record_size)
       : run_(run), window_(window), rec_(record_size) {
-    if (!run_.resident()) {
-      buffer_ = host_buffer(static_cast<std::size_t>(3 * window_ * rec_ + io::direct_io_alignment));
-      pos_ = file_position() % io::direct_io_alignment;
+    if (run_.resident()) return;
+    if (!run_.direct()) {
+      std::vector<io::file_piece> pieces = file_pieces(run_);
+      if (io::file_view::fits(pieces)) {
+        mapped_.emplace(pieces);
+        return;
+      }
     }
+    buffer_ = host_buffer(static_cast<std::size_t>(3 * window_ * rec_ + io::direct_io_alignment));
+    pos_ = layout_position() % io::direct_io_alignment;
   }
+
+  /// True when the run's windows are read into a buffer of the merge's budget.
+  [[nodiscard]] bool reads() const noexcept { return !run_.resident() && !mapped_; }
 
   /// Plans the reads that make the next min(W, remaining) records available (view()).
   void plan_view(std::vector<io::io_segment>& batch) {
-    if (run_.resident()) return;
+    if (!reads()) return;
     if (pos_ > window_ * rec_ + io::direct_io_alignment) {  // room behind this window
-      const std::uint64_t to = file_position() % io::direct_io_alignment;
+      const std::uint64_t to = layout_position() % io::direct_io_alignment;
       std::memmove(buffer_.data() + to, buffer_.data() + pos_, loaded_ * rec_);
       pos_ = to;
     }
@@ -127,16 +162,27 @@ class run_cursor {
   cpu::run_view view() {
     const std::uint64_t want = std::min(window_, run_.records - consumed_);
     if (run_.resident()) return {run_.memory.data() + consumed_ * rec_, want};
+    if (mapped_) return {mapped_->data() + consumed_ * rec_, want};
     return {buffer_.data() + pos_, want};
   }
 
   /// While the current window is merged: plans the reads of the records that the next view()
-  /// will want once `consumed` of the current ones are merged, behind those loaded now.
+  /// will want once `consumed` of the current ones are merged, behind those loaded now (for a
+  /// mapped run, the range to read ahead, asked for by read_ahead()).
   void plan_read_ahead(std::uint64_t consumed, std::vector<io::io_segment>& batch) {
-    if (run_.resident()) return;
     const std::uint64_t next_want = std::min(window_, run_.records - consumed_ - consumed);
+    if (mapped_) {
+      ahead_ = {(consumed_ + consumed) * rec_, next_want * rec_};
+      return;
+    }
+    if (!reads()) return;
     const std::uint64_t left = loaded_ - consumed;
     if (next_want > left) plan_load(next_want - left, batch);
+  }
+
+  /// Asks the kernel to read a mapped run's next window ahead (a lookup per page when cached).
+  void read_ahead() const {
+    if (mapped_) mapped_->will_need(ahead_.first, ahead_.second);
   }
 
   /// The planned reads are done.
@@ -147,36 +193,47 @@ class run_cursor {
 
   void advance(std::uint64_t records) {
     consumed_ += records;
-    if (!run_.resident()) {
+    if (reads()) {
       pos_ += records * rec_;
       loaded_ -= records;
     }
   }
 
   /// The disk blocks of the records merged so far, to be given back, every
-  /// merge_release_step bytes (none yet: an empty range): a filesystem mounted with discard
-  /// frees blocks synchronously, which for 16 GiB of runs took 5 s after the merge on the H100
-  /// machine when the file closed.
-  [[nodiscard]] merged_blocks take_merged() {
-    if (run_.resident()) return {};
+  /// merge_release_step bytes (none yet: empty): a filesystem mounted with discard frees
+  /// blocks synchronously, which for 16 GiB of runs took 5 s after the merge on the H100
+  /// machine when the file closed. Every piece starts on a block, and every piece but the last
+  /// holds whole blocks: a block boundary of the run is one of its file.
+  [[nodiscard]] std::vector<spill_range> take_merged() {
+    std::vector<spill_range> out;
+    if (run_.resident()) return out;
+    const std::uint64_t bytes = run_.records * rec_;
     const std::uint64_t merged = consumed_ * rec_;
-    const std::uint64_t end = (run_.file_offset + merged) / io::direct_io_alignment *
-                              io::direct_io_alignment;
-    const std::uint64_t begin = run_.file_offset + released_;
-    if (end <= begin || (end - begin < merge_release_step && consumed_ < run_.records)) return {};
-    released_ = end - run_.file_offset;
-    return {run_.file, begin, end - begin};
+    const std::uint64_t end =
+        merged == bytes ? bytes : merged / io::direct_io_alignment * io::direct_io_alignment;
+    if (end <= released_ || (end - released_ < merge_release_step && merged < bytes)) return out;
+    std::uint64_t piece_start = 0;
+    for (const run_piece& piece : run_.pieces) {
+      const std::uint64_t lo = std::max(released_, piece_start);
+      const std::uint64_t hi = std::min(end, piece_start + piece.bytes);
+      if (lo < hi) out.push_back({piece.file, piece.offset + (lo - piece_start), hi - lo});
+      piece_start += piece.bytes;
+    }
+    released_ = end;
+    return out;
   }
 
  private:
-  /// Where the first unmerged record sits in the file.
-  [[nodiscard]] std::uint64_t file_position() const {
-    return run_.file_offset + consumed_ * rec_;
+  /// Where the first unmerged record would sit in the file if the run were one piece: the
+  /// buffer keeps records at this offset modulo the block, so that a one-piece run's O_DIRECT
+  /// reads land in place.
+  [[nodiscard]] std::uint64_t layout_position() const {
+    return run_.pieces.front().offset + consumed_ * rec_;
   }
 
   /// Plans reading the run's next `n` records behind those loaded.
   void plan_load(std::uint64_t n, std::vector<io::io_segment>& batch) {
-    io::append_range(run_.file->pair(), file_position() + loaded_ * rec_,
+    append_run_range(run_, (consumed_ + loaded_) * rec_,
                      {buffer_.data() + pos_ + loaded_ * rec_, static_cast<std::size_t>(n * rec_)},
                      batch);
     planned_ = n;
@@ -185,6 +242,8 @@ class run_cursor {
   sorted_run& run_;
   std::uint64_t window_;
   std::uint32_t rec_;
+  std::optional<io::file_view> mapped_;
+  std::pair<std::uint64_t, std::uint64_t> ahead_{0, 0};  // mapped: bytes to read ahead
   host_buffer buffer_;
   std::uint64_t consumed_ = 0;  // records of the run already merged
   std::uint64_t pos_ = 0;       // buffer byte of the first unmerged record
@@ -193,17 +252,19 @@ class run_cursor {
   std::uint64_t released_ = 0;  // bytes from the run's start whose blocks were given back
 };
 
-/// Gives merged runs' disk blocks back on a thread of its own: punching holes in 16 GiB of
-/// buffered runs took 2.6-3.5 s on the H100 machine, which in the read-ahead's path held the
-/// merge back by as much.
+/// Gives merged runs' disk blocks back off the merge's path (release_ranges, one thread per
+/// file): punching holes in 16 GiB of buffered runs took 2.6-3.5 s on the H100 machine, which
+/// in the read-ahead's path held the merge back by as much.
 class block_releaser {
  public:
   explicit block_releaser(trace_recorder* trace) : trace_(trace) {}
-  void release(merged_blocks blocks) {
-    if (blocks.bytes == 0) return;
+  void release(std::vector<spill_range> blocks) {
+    if (blocks.empty()) return;
     worker_.push([this, blocks = std::move(blocks)] {
-      trace_recorder::scope timer(trace_, "release runs", blocks.bytes);
-      blocks.file->release(blocks.offset, blocks.bytes);
+      std::uint64_t bytes = 0;
+      for (const spill_range& b : blocks) bytes += b.bytes;
+      trace_recorder::scope timer(trace_, "release runs", bytes);
+      release_ranges(blocks);
     });
   }
 
@@ -234,11 +295,14 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
   const std::uint32_t rec = format.record_size;
   std::uint64_t total = 0;
   for (const sorted_run& r : runs) total += r.records;
-  // Three windows' worth of buffer per spilled run, plus the output window.
+  // Three windows' worth of buffer per run read with O_DIRECT, plus the output window.
+  std::uint64_t read = 0;
   std::uint64_t spilled = 0;
-  for (const sorted_run& r : runs) spilled += r.resident() ? 0 : 1;
-  const std::uint64_t window =
-      std::max<std::uint64_t>(1, budget / (rec * (3 * spilled + 2)));
+  for (const sorted_run& r : runs) {
+    read += r.direct() ? 1 : 0;
+    spilled += r.resident() ? 0 : 1;
+  }
+  const std::uint64_t window = std::max<std::uint64_t>(1, budget / (rec * (3 * read + 2)));
   std::vector<run_cursor> cursors;
   cursors.reserve(runs.size());
   for (sorted_run& r : runs) cursors.emplace_back(r, window, rec);
@@ -264,7 +328,12 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
       for (std::size_t j = 0; j < runs.size(); ++j) cursors[j].plan_read_ahead(cuts[j], ahead_batch);
       ahead = std::async(std::launch::async, [&] {
         read_planned(ahead_batch, cursors, ahead_ring, trace);
-        for (run_cursor& c : cursors) releaser.release(c.take_merged());  // merged before
+        std::vector<spill_range> merged;  // before this round
+        for (run_cursor& c : cursors) {
+          c.read_ahead();
+          for (spill_range& r : c.take_merged()) merged.push_back(std::move(r));
+        }
+        releaser.release(std::move(merged));
       });
     }
     try {
@@ -324,18 +393,17 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
         continue;
       }
       if (pass_file == nullptr) pass_file = store.new_spill_file();
-      pass_end = run_store::run_start(*pass_file, pass_end);
+      pass_end = run_store::run_start(pass_end);
       sorted_run merged;
-      merged.file = pass_file;
-      merged.file_offset = pass_end;
       for (std::size_t j = first; j < last; ++j) merged.records += runs[j].records;
+      merged.pieces.push_back({pass_file, pass_end, merged.records * format.record_size});
       {
         run_file_sink file_sink(*pass_file, pass_end, format.record_size, trace);
         merge_windowed({runs.data() + first, last - first}, file_sink, false, format,
                        descending, window_budget, trace);
       }
       // Free the inputs of this group now: the disk space and memory are needed.
-      for (std::size_t j = first; j < last; ++j) runs[j].release(format.record_size);
+      for (std::size_t j = first; j < last; ++j) runs[j].release();
       pass_end += merged.records * format.record_size;
       next.push_back(std::move(merged));
     }

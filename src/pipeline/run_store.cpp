@@ -2,6 +2,7 @@
 #include "pipeline/run_store.hpp"
 
 #include <fcntl.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,20 +10,37 @@
 #include <thread>
 
 #include "core/trace.hpp"
+#include "gpusort/error.hpp"
+#include "io/file_view.hpp"
 #include "io/temp_file.hpp"
 #include "pipeline/pipeline_config.hpp"
 
 namespace gpusort::pipeline {
-namespace {
-
-
-}  // namespace
-
-void sorted_run::release(std::uint32_t record_size) noexcept {
-  // The file may hold other runs still to be merged: free this run's blocks only.
-  if (file != nullptr && records > 0) file->release(file_offset, records * record_size);
+void sorted_run::release() noexcept {
+  // The files hold other runs still to be merged: free this run's blocks only.
+  for (const run_piece& piece : pieces) piece.file->release(piece.offset, piece.bytes);
   pin.reset();  // unlocked before the memory goes
   *this = sorted_run{};
+}
+
+void release_ranges(std::span<const spill_range> ranges) noexcept {
+  std::vector<const spill_file*> files;
+  for (const spill_range& r : ranges)
+    if (r.bytes > 0 && std::find(files.begin(), files.end(), r.file.get()) == files.end())
+      files.push_back(r.file.get());
+  auto release_file = [ranges](const spill_file* file) {
+    for (const spill_range& r : ranges)
+      if (r.file.get() == file && r.bytes > 0) file->release(r.offset, r.bytes);
+  };
+  std::vector<std::thread> pool;
+  std::size_t started = 1;  // files[0] is this thread's
+  try {
+    for (; started < files.size(); ++started) pool.emplace_back(release_file, files[started]);
+  } catch (const std::system_error&) {  // no more threads: this one takes the rest
+  }
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (i == 0 || i >= started) release_file(files[i]);
+  for (std::thread& t : pool) t.join();
 }
 
 void spill_file::release(std::uint64_t offset, std::uint64_t bytes) const noexcept {
@@ -31,12 +49,16 @@ void spill_file::release(std::uint64_t offset, std::uint64_t bytes) const noexce
 }
 
 run_store::run_store(std::uint32_t record_size, std::uint64_t resident_limit,
-                     std::string temp_dir, bool direct, trace_recorder* trace)
+                     std::string temp_dir, bool direct, trace_recorder* trace,
+                     spill_striping striping)
     : record_size_(record_size),
       resident_limit_(resident_limit),
       temp_dir_(io::temp_directory(temp_dir)),
       direct_(direct),
-      trace_(trace) {}
+      trace_(trace),
+      striping_(striping) {
+  GPUSORT_EXPECTS(striping_.files >= 1, "run_store: no spill files");
+}
 
 std::shared_ptr<const spill_file> run_store::new_spill_file() const {
   auto file = std::make_shared<spill_file>();
@@ -45,10 +67,45 @@ std::shared_ptr<const spill_file> run_store::new_spill_file() const {
   return file;
 }
 
-std::uint64_t run_store::run_start(const spill_file& file, std::uint64_t end) noexcept {
-  if (!file.direct) return end;
-  constexpr std::uint64_t block = io::direct_io_alignment;
+std::uint64_t run_store::run_start(std::uint64_t end) noexcept {
+  const std::uint64_t block = std::max<std::uint64_t>(io::direct_io_alignment, io::page_bytes());
   return (end + block - 1) / block * block;
+}
+
+std::vector<run_piece> run_store::spill(const std::byte* data, std::uint64_t bytes,
+                                        io::uring& ring) {
+  // O_DIRECT requests already keep the disk busy from one file; through the page cache, each
+  // file takes one writer at a time (the inode lock), so parallel stripes need files of their own.
+  const std::size_t files = direct_ ? 1 : striping_.files;
+  while (spill_files_.size() < files) spill_files_.push_back({new_spill_file(), 0});
+  const std::uint64_t block = run_start(1);
+  const std::uint64_t stripes =
+      std::clamp<std::uint64_t>(bytes / std::max<std::uint64_t>(striping_.min_stripe_bytes, 1), 1, files);
+  const std::uint64_t stripe = (bytes / stripes + block - 1) / block * block;
+  std::vector<run_piece> pieces;
+  for (std::uint64_t at = 0, i = 0; at < bytes; at += stripe, ++i) {
+    spill_target& target = spill_files_[i];
+    target.end = run_start(target.end);
+    pieces.push_back({target.file, target.end, std::min(stripe, bytes - at)});
+    target.end += pieces.back().bytes;
+  }
+  auto write_piece = [&](std::size_t i, io::uring& r) {
+    const run_piece& piece = pieces[i];
+    // Inline, not in io_uring's worker pool: that serializes buffered writes to one file too.
+    io::transfer_config config;
+    config.force_async = false;
+    io::write_range(piece.file->pair(), piece.offset,
+                    {data + i * stripe, static_cast<std::size_t>(piece.bytes)}, r, config);
+  };
+  if (pieces.size() == 1) {
+    write_piece(0, ring);
+  } else {
+    tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t i) {
+      io::uring own(8);
+      write_piece(i, own);
+    });
+  }
+  return pieces;
 }
 
 void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
@@ -64,13 +121,7 @@ void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
   } else {
     trace_recorder::scope timer(trace_, "spill", bytes);
     spilled_ = true;
-    if (spill_file_ == nullptr) spill_file_ = new_spill_file();
-    spill_end_ = run_start(*spill_file_, spill_end_);
-    io::write_range(spill_file_->pair(), spill_end_,
-                    {buffer.data(), static_cast<std::size_t>(bytes)}, ring, {});
-    run.file = spill_file_;
-    run.file_offset = spill_end_;
-    spill_end_ += bytes;
+    run.pieces = spill(buffer.data(), bytes, ring);
     pin.reset();  // unlocked before `buffer` goes
   }
   runs_.push_back(std::move(run));
@@ -81,18 +132,27 @@ std::future<void> run_store::release_in_background() {
   runs_.clear();
   // Closing the spill file waits for its pages still under writeback: seconds under a memory
   // limit (5.1 s unaccounted after a 16 GiB CPU sort in a 6 GiB cgroup on the H200 machine).
-  std::shared_ptr<const spill_file> spill = std::move(spill_file_);
-  spill_end_ = 0;
+  std::vector<spill_target> spill = std::move(spill_files_);
+  spill_files_.clear();
   resident_bytes_ = 0;
   total_records_ = 0;
+  // The spilled runs' blocks first, in parallel by file; then the runs' memory.
+  std::vector<spill_range> ranges;
+  for (sorted_run& run : runs) {
+    for (run_piece& piece : run.pieces)
+      ranges.push_back({std::move(piece.file), piece.offset, piece.bytes});
+    run.pieces.clear();
+  }
   return std::async(std::launch::async, [runs = std::move(runs), spill = std::move(spill),
-                                         record_size = record_size_, trace = trace_]() mutable {
+                                         ranges = std::move(ranges), trace = trace_]() mutable {
     std::uint64_t bytes = 0;
-    for (const sorted_run& run : runs) bytes += run.resident() ? run.memory.size() : 0;
+    for (const sorted_run& run : runs) bytes += run.memory.size();
     trace_recorder::scope timer(trace, "release runs", bytes);
+    release_ranges(ranges);
+    ranges.clear();
     std::atomic<std::size_t> next{0};
     auto release_some = [&] {
-      for (std::size_t i = next++; i < runs.size(); i = next++) runs[i].release(record_size);
+      for (std::size_t i = next++; i < runs.size(); i = next++) runs[i].release();
     };
     std::vector<std::thread> pool;
     try {
@@ -103,7 +163,7 @@ std::future<void> run_store::release_in_background() {
     release_some();
     for (std::thread& th : pool) th.join();
     runs.clear();
-    spill.reset();  // the last reference: the file closes inside the timed scope
+    spill.clear();  // the last references: the files close inside the timed scope
   });
 }
 

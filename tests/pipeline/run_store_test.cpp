@@ -1,0 +1,96 @@
+// run_store and merge_runs: runs spilled in stripes across several files, through the page cache
+// (merged from mappings) and past it (read back in windows), merge to the stable sort of their
+// records, in one pass and in several.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/host_buffer.hpp"
+#include "io/output_file.hpp"
+#include "io/output_sink.hpp"
+#include "io/uring.hpp"
+#include "pipeline/merge_runs.hpp"
+#include "pipeline/run_store.hpp"
+#include "test_support.hpp"
+
+namespace gpusort::pipeline {
+namespace {
+
+struct spill_case {
+  const char* type;
+  std::uint32_t record_size;
+  std::uint32_t key_offset;
+  bool direct;
+  std::uint32_t fanin;           // below the run count: intermediate passes
+  std::uint64_t resident_limit;  // bytes of runs kept in memory
+};
+
+std::string case_name(const ::testing::TestParamInfo<spill_case>& info) {
+  const spill_case& c = info.param;
+  std::string type = c.type;
+  for (char& ch : type) ch = ch == ':' ? '_' : ch;
+  return type + "_r" + std::to_string(c.record_size) +
+         (c.direct ? "_direct" : "_cached") + "_fanin" + std::to_string(c.fanin) + "_resident" +
+         std::to_string(c.resident_limit);
+}
+
+class SpilledRuns : public ::testing::TestWithParam<spill_case> {};
+
+TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
+  const spill_case& c = GetParam();
+  const std::uint64_t seed = test::base_seed() + 97 + c.record_size + c.fanin;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const record_format format = test::make_format(c.type, c.record_size, c.key_offset);
+  test::scratch_dir dir;
+  // Stripes of at least one page, across three files: runs of a few pages are cut in several.
+  run_store store(c.record_size, c.resident_limit, dir.path().string(), c.direct, nullptr,
+                  spill_striping{3, 4096});
+  io::uring ring(8);
+  std::vector<std::byte> all;
+  const std::uint64_t sizes[] = {1, 700, 4096, 12289, 5000, 3, 20000};
+  for (const std::uint64_t count : sizes) {
+    std::vector<std::byte> records = test::random_records(count, format, rng());
+    all.insert(all.end(), records.begin(), records.end());
+    const std::vector<std::byte> sorted = test::reference_sort(records, format, false);
+    host_buffer buffer(sorted.size());
+    std::memcpy(buffer.data(), sorted.data(), sorted.size());
+    store.add(std::move(buffer), count, ring);
+  }
+  std::size_t striped = 0;
+  for (const sorted_run& run : store.runs()) striped += run.pieces.size() > 1 ? 1 : 0;
+  if (c.direct) EXPECT_EQ(striped, 0u) << "O_DIRECT runs go to one file";
+  else EXPECT_GT(striped, 0u) << "no run was cut into stripes";
+
+  run_layout layout;
+  layout.budget_bytes = std::uint64_t{1} << 20;  // windows of a few thousand records
+  layout.merge_fanin = c.fanin;
+  const std::string target = dir.file("out");
+  {
+    io::output_file out(target);
+    auto sink = io::make_output_sink(out, all.size(), io::write_method::automatic);
+    const std::uint32_t passes = merge_runs(store, *sink, format, false, layout, nullptr);
+    EXPECT_EQ(passes > 1, c.fanin < std::size(sizes));
+    sink->finish();
+    out.commit(false, all.size());
+  }
+  EXPECT_EQ(test::read_file(target), test::reference_sort(all, format, false));
+  store.release_in_background().get();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, SpilledRuns,
+    ::testing::Values(spill_case{"u64", 8, 0, false, 64, 0}, spill_case{"u64", 8, 0, true, 64, 0},
+                      spill_case{"u64", 8, 0, false, 3, 0}, spill_case{"u64", 8, 0, true, 2, 0},
+                      spill_case{"u32", 12, 8, false, 64, 40000},
+                      spill_case{"f64", 16, 8, false, 4, 0},
+                      spill_case{"bytes:10", 100, 0, false, 64, 0},
+                      spill_case{"bytes:10", 100, 0, true, 3, 0},
+                      spill_case{"i32", 4, 0, false, 64, 0}),
+    case_name);
+
+}  // namespace
+}  // namespace gpusort::pipeline
