@@ -36,7 +36,8 @@ file_view::file_view(std::span<const file_piece> pieces) {
   reserved_ = static_cast<std::size_t>((size_ + page - 1) / page * page);
   void* base = ::mmap(nullptr, reserved_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                       -1, 0);
-  if (base == MAP_FAILED) throw_error("mmap: reserve " + std::to_string(reserved_) + " bytes", errno);
+  if (base == MAP_FAILED)
+    throw_error("mmap: reserve " + std::to_string(reserved_) + " bytes", errno);
   base_ = static_cast<std::byte*>(base);
   std::uint64_t at = 0;
   for (const file_piece& p : pieces) {

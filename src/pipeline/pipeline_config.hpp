@@ -43,6 +43,12 @@ inline constexpr std::uint64_t gpu_runs_held = 2;
 /// filled by every thread at once.
 inline constexpr std::size_t range_copy_grain = std::size_t{2} << 20;
 
+/// Where the GPU's runs are this few, the host's vector merge writes the output sooner than a
+/// second pass through the GPU by key range. H100 machine, u64, --gpu-memory 4G (runs of
+/// 1.29 GiB), medians of 2: 4 runs merged 1.14-1.19 s against 1.28-1.31 s by range; 7 runs
+/// 2.05 s against 2.01-2.18 s; 13 runs 3.99-4.60 s against 3.58-3.83 s.
+inline constexpr std::uint64_t host_merge_max_runs = 8;
+
 // --- CPU stage and run store -------------------------------------------------------------------
 
 /// Bytes of input in flight per read request, and the smallest chunk worth forming.

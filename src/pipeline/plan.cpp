@@ -9,6 +9,7 @@
 
 #include "core/memory_limit.hpp"
 #include "core/parse_size.hpp"
+#include "cpu/multiway_merge.hpp"
 #include "cpu/radix_sort.hpp"
 #include "cpu/sort_items.hpp"
 #include "gpusort/error.hpp"
@@ -210,6 +211,21 @@ std::string gpu_ranges_throttled(std::optional<std::uint64_t> input_bytes,
          "throttled to disk speed (--merge-on gpu to insist)";
 }
 
+/// Why the host merge is expected to beat gpu_ranges because the runs are few ("" when not):
+/// the vector merge takes a few runs at 20 GB/s and more.
+std::string gpu_ranges_few_runs(std::optional<std::uint64_t> input_bytes,
+                                const sort_options& options, const gpu_facts& gpu) {
+  if (!input_bytes || gpu.chunk_records == 0 ||
+      !cpu::merges_with_vectors(options.format, cpu::merge_policy{}))
+    return {};
+  const std::uint64_t records = *input_bytes / options.format.record_size;
+  const std::uint64_t runs = (records + gpu.chunk_records - 1) / gpu.chunk_records;
+  if (runs > host_merge_max_runs) return {};
+  return "its " + std::to_string(runs) + " runs are few enough (at most " +
+         std::to_string(host_merge_max_runs) + ") for the host's vector merge to beat a second "
+         "pass through the GPU (--merge-on gpu to insist)";
+}
+
 }  // namespace
 
 std::string direct_io_reason(std::optional<std::uint64_t> bytes, const sort_options& options,
@@ -298,6 +314,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                       "--merge-on gpu: " + ranges_unfit);
       if (ranges_unfit.empty() && options.merge == merge_location::automatic)
         ranges_unfit = gpu_ranges_throttled(input_bytes, facts, plan);
+      if (ranges_unfit.empty() && options.merge == merge_location::automatic)
+        ranges_unfit = gpu_ranges_few_runs(input_bytes, options, gpu);
       if (options.merge == merge_location::host) {
         plan.how = strategy::gpu_runs;
         plan.why.push_back(runs_words + "runs come back to the host and are merged there " +

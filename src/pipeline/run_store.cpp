@@ -80,7 +80,8 @@ std::vector<run_piece> run_store::spill(const std::byte* data, std::uint64_t byt
   while (spill_files_.size() < files) spill_files_.push_back({new_spill_file(), 0});
   const std::uint64_t block = run_start(1);
   const std::uint64_t stripes =
-      std::clamp<std::uint64_t>(bytes / std::max<std::uint64_t>(striping_.min_stripe_bytes, 1), 1, files);
+      std::clamp<std::uint64_t>(bytes / std::max<std::uint64_t>(striping_.min_stripe_bytes, 1),
+                                1, files);
   const std::uint64_t stripe = (bytes / stripes + block - 1) / block * block;
   std::vector<run_piece> pieces;
   for (std::uint64_t at = 0, i = 0; at < bytes; at += stripe, ++i) {

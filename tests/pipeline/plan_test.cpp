@@ -4,6 +4,7 @@
 
 #include "gpusort/sort.hpp"
 #include "pipeline/plan.hpp"
+#include "cpu/multiway_merge.hpp"
 #include "test_support.hpp"
 
 namespace gpusort::pipeline {
@@ -91,15 +92,34 @@ TEST(MakePlan, DirectIoAsAskedAndNeverForStreams) {
 }
 
 TEST(MakePlan, GpuRangesWhenTheInputExceedsAChunk) {
-  // 16 GiB of u64 is 2^31 records; chunks of 2^29 make four runs, which stay in memory and
+  // 16 GiB of u64 is 2^31 records; chunks of 2^27 make 16 runs, which stay in memory and
   // are sorted again on the GPU by key range.
-  const sort_plan plan = make_plan(16 * GiB, u64_options(), gpu_host(std::uint64_t{1} << 29));
+  const sort_plan plan = make_plan(16 * GiB, u64_options(), gpu_host(std::uint64_t{1} << 27));
   EXPECT_EQ(plan.how, strategy::gpu_ranges) << why(plan);
   EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
   EXPECT_EQ(plan.layout.resident_bytes, plan.budget_bytes)
       << "GPU runs need no host scratch: resident while they fit the whole budget";
   EXPECT_NE(why(plan).find("exceeds one GPU chunk"), std::string::npos) << why(plan);
   EXPECT_NE(why(plan).find("no host merge"), std::string::npos) << why(plan);
+}
+
+TEST(MakePlan, FewGpuRunsMergedOnTheHost) {
+  // Eight runs of u64 keys: the vector merge, where the CPU has one; nine: by range.
+  if (!cpu::merges_with_vectors(u64_options().format, cpu::merge_policy{}))
+    GTEST_SKIP() << "this CPU merges with the loser tree: few runs go by range too";
+  const std::uint64_t chunk = std::uint64_t{1} << 27;
+  const sort_plan plan = make_plan(8 * chunk * 8, u64_options(), gpu_host(chunk));
+  EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_NE(why(plan).find("its 8 runs are few enough"), std::string::npos) << why(plan);
+  EXPECT_EQ(make_plan(8 * chunk * 8 + 8, u64_options(), gpu_host(chunk)).how,
+            strategy::gpu_ranges);
+  sort_options insist = u64_options();
+  insist.merge = merge_location::gpu;
+  EXPECT_EQ(make_plan(8 * chunk * 8, insist, gpu_host(chunk)).how, strategy::gpu_ranges);
+  // u32 keys merge with the loser tree: by range.
+  sort_options u32 = u64_options();
+  u32.format = test::make_format("u32", 4, 0);
+  EXPECT_EQ(make_plan(8 * chunk * 4, u32, gpu_host(chunk)).how, strategy::gpu_ranges);
 }
 
 TEST(MakePlan, GpuRunsMergedOnTheHostWhenAsked) {
@@ -134,8 +154,9 @@ TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheyWouldSpill) {
 
 TEST(MakePlan, GpuRunsMergedOnTheHostWhereTheOutputPassesTheDirtyLimit) {
   // 128 GiB and vm.dirty_ratio 20: beside 16 GiB of runs the limit is 22.4 GiB, beside 24 GiB
-  // of runs 20.8 GiB, which a 24 GiB output passes.
-  host_facts facts = gpu_host(std::uint64_t{1} << 29);
+  // of runs 20.8 GiB, which a 24 GiB output passes. (Chunks of 2^26 records: too many runs
+  // for the host merge to be chosen for their fewness.)
+  host_facts facts = gpu_host(std::uint64_t{1} << 26);
   facts.dirty_ratio = 20;
   EXPECT_EQ(make_plan(16 * GiB, u64_options(), facts).how, strategy::gpu_ranges);
   const sort_plan plan = make_plan(24 * GiB, u64_options(), facts);
@@ -166,7 +187,7 @@ TEST(MakePlan, SpillingGpuRunsLeaveRoomForRunsOnTheirWayToDisk) {
 TEST(MakePlan, ChunkBoundaryIsExact) {
   const std::uint64_t chunk = 1000;
   EXPECT_EQ(make_plan(chunk * 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_one_chunk);
-  EXPECT_EQ(make_plan(chunk * 8 + 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_ranges);
+  EXPECT_NE(make_plan(chunk * 8 + 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_one_chunk);
 }
 
 TEST(MakePlan, GpuDoesNotPrefaultAnOutputLargerThanTheBudget) {
