@@ -108,6 +108,7 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const r
   const std::uint64_t chunk = layout.chunk_records;
   io::uring ring(64);
   host_buffer scratch;  // sized for the largest chunk so far
+  std::uint64_t formed = 0;  // records sorted into runs so far
 
   auto sort_and_store = [&](filled_chunk c) {
     const std::uint64_t scratch_bytes = cpu::sort_scratch_bytes(c.records, format);
@@ -121,7 +122,11 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const r
       sorted = cpu::sort_records(c.buffer.data(), scratch.data(), c.records, format, descending);
     }
     if (sorted == scratch.data()) std::swap(c.buffer, scratch);
-    store.add(std::move(c.buffer), c.records, ring);
+    formed += c.records;
+    // The last run of a known input stays in memory: the read-ahead buffer is free by now,
+    // and the merge that follows has the budget that the scratch leaves.
+    const bool last = input.known_size() && formed * rec == *input.known_size();
+    store.add(std::move(c.buffer), c.records, ring, {}, last);
   };
 
   if (layout.single_run) {

@@ -110,12 +110,12 @@ std::vector<run_piece> run_store::spill(const std::byte* data, std::uint64_t byt
 }
 
 void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
-                    std::shared_ptr<void> pin) {
+                    std::shared_ptr<void> pin, bool keep_resident) {
   const std::uint64_t bytes = records * record_size_;
   sorted_run run;
   run.records = records;
   total_records_ += records;
-  if (resident_bytes_ + bytes <= resident_limit_) {
+  if (keep_resident || resident_bytes_ + bytes <= resident_limit_) {
     resident_bytes_ += bytes;
     run.memory = std::move(buffer);
     run.pin = std::move(pin);

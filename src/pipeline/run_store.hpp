@@ -93,9 +93,11 @@ class run_store {
             bool direct, trace_recorder* trace, spill_striping striping = {});
 
   /// Takes a sorted run held in `buffer` (records at its start), with its page lock `pin`
-  /// when it is page-locked (dropped when the run spills).
+  /// when it is page-locked (dropped when the run spills). `keep_resident`: in memory even past
+  /// the resident limit, where the caller's budget holds it anyway (the last run of a formation
+  /// whose other buffers are free now: spilling it would only write it and read it back).
   void add(host_buffer buffer, std::uint64_t records, io::uring& ring,
-           std::shared_ptr<void> pin = {});
+           std::shared_ptr<void> pin = {}, bool keep_resident = false);
   /// A new, empty temporary file in temp_dir() for runs (a merge pass's output), opened for
   /// O_DIRECT as the store's own.
   [[nodiscard]] std::shared_ptr<const spill_file> new_spill_file() const;
