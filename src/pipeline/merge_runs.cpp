@@ -114,6 +114,19 @@ std::vector<io::file_piece> file_pieces(const sorted_run& run) {
   return pieces;
 }
 
+/// A mapping of `run` when it spilled through the page cache, else nothing: O_DIRECT runs,
+/// pieces off page boundaries, and files that refuse to be mapped are read in windows.
+std::optional<io::file_view> map_spilled(const sorted_run& run) {
+  if (run.resident() || run.direct()) return std::nullopt;
+  const std::vector<io::file_piece> pieces = file_pieces(run);
+  if (!io::file_view::fits(pieces)) return std::nullopt;
+  try {
+    return io::file_view(pieces);
+  } catch (const error&) {  // e.g. ENODEV: a filesystem without mmap
+    return std::nullopt;
+  }
+}
+
 /**
  * Presents one run to the merge in windows of W records.
  * - A resident run is viewed directly.
@@ -129,16 +142,11 @@ std::vector<io::file_piece> file_pieces(const sorted_run& run) {
  */
 class run_cursor {
  public:
-  run_cursor(sorted_run& run, std::uint64_t window, std::uint32_t record_size)
-      : run_(run), window_(window), rec_(record_size) {
-    if (run_.resident()) return;
-    if (!run_.direct()) {
-      std::vector<io::file_piece> pieces = file_pieces(run_);
-      if (io::file_view::fits(pieces)) {
-        mapped_.emplace(pieces);
-        return;
-      }
-    }
+  /// `mapped`: the run's mapping (map_spilled), if it has one.
+  run_cursor(sorted_run& run, std::uint64_t window, std::uint32_t record_size,
+             std::optional<io::file_view> mapped)
+      : run_(run), window_(window), rec_(record_size), mapped_(std::move(mapped)) {
+    if (run_.resident() || mapped_) return;
     buffer_ = host_buffer(static_cast<std::size_t>(3 * window_ * rec_ + io::direct_io_alignment));
     pos_ = layout_position() % io::direct_io_alignment;
   }
@@ -291,21 +299,24 @@ void read_planned(std::vector<io::io_segment>& batch, std::span<run_cursor> curs
 /// runs' next windows are read while the current ones merge.
 void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool parallel_windows,
                     const record_format& format, bool descending, std::uint64_t budget,
-                    trace_recorder* trace) {
+                    bool map, trace_recorder* trace) {
   const std::uint32_t rec = format.record_size;
   std::uint64_t total = 0;
   for (const sorted_run& r : runs) total += r.records;
-  // Three windows' worth of buffer per run read with O_DIRECT, plus the output window.
+  // Three windows' worth of buffer per run read in windows, plus the output window.
+  std::vector<std::optional<io::file_view>> mappings;
   std::uint64_t read = 0;
   std::uint64_t spilled = 0;
   for (const sorted_run& r : runs) {
-    read += r.direct() ? 1 : 0;
+    mappings.push_back(map ? map_spilled(r) : std::nullopt);
+    read += r.resident() || mappings.back() ? 0 : 1;
     spilled += r.resident() ? 0 : 1;
   }
   const std::uint64_t window = std::max<std::uint64_t>(1, budget / (rec * (3 * read + 2)));
   std::vector<run_cursor> cursors;
   cursors.reserve(runs.size());
-  for (sorted_run& r : runs) cursors.emplace_back(r, window, rec);
+  for (std::size_t j = 0; j < runs.size(); ++j)
+    cursors.emplace_back(runs[j], window, rec, std::move(mappings[j]));
   io::uring ring(64);
   io::uring ahead_ring(64);  // the read-ahead's, used by one task at a time
   block_releaser releaser(trace);
@@ -359,7 +370,8 @@ void merge_views(std::span<const cpu::run_view> runs, io::output_sink& sink,
 }
 
 std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
-                         bool descending, const run_layout& layout, trace_recorder* trace) {
+                         bool descending, const run_layout& layout, trace_recorder* trace,
+                         bool map_spilled_runs) {
   std::vector<sorted_run>& runs = store.runs();
   const bool parallel_windows = sink.parallel_writes();
   const bool all_resident =
@@ -400,7 +412,7 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
       {
         run_file_sink file_sink(*pass_file, pass_end, format.record_size, trace);
         merge_windowed({runs.data() + first, last - first}, file_sink, false, format,
-                       descending, window_budget, trace);
+                       descending, window_budget, map_spilled_runs, trace);
       }
       // Free the inputs of this group now: the disk space and memory are needed.
       for (std::size_t j = first; j < last; ++j) runs[j].release();
@@ -410,7 +422,8 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
     runs = std::move(next);
     ++passes;
   }
-  merge_windowed(runs, sink, parallel_windows, format, descending, window_budget, trace);
+  merge_windowed(runs, sink, parallel_windows, format, descending, window_budget,
+                 map_spilled_runs, trace);
   return passes + 1;
 }
 

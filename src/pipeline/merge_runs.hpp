@@ -21,14 +21,17 @@ namespace gpusort::pipeline {
 
 /**
  * Writes the merge of every run in `store` to `sink` (offsets from 0).
- * - Resident runs are merged in place; spilled runs are read back in windows.
+ * - Resident runs are merged in place. Runs spilled through the page cache are mapped
+ *   (`map_spilled_runs`; false reads them in windows too, as where a filesystem refuses mmap);
+ *   runs spilled with O_DIRECT are read back in windows.
  * - More spilled runs than layout.merge_fanin are first merged in groups into longer runs.
  * - Stable: equal keys keep run order, runs are in input order.
  * Returns the number of merge passes.
  * @throw gpusort::error on I/O trouble.
  */
 std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_format& format,
-                         bool descending, const run_layout& layout, trace_recorder* trace);
+                         bool descending, const run_layout& layout, trace_recorder* trace,
+                         bool map_spilled_runs = true);
 
 /// Writes the merge of `runs` (sorted, in memory, numbered in input order) to `sink` from
 /// offset 0, stably, in windows; in parallel where the sink takes parallel writes.

@@ -24,6 +24,7 @@ struct spill_case {
   std::uint32_t record_size;
   std::uint32_t key_offset;
   bool direct;
+  bool map;                      // runs spilled through the page cache merged from mappings
   std::uint32_t fanin;           // below the run count: intermediate passes
   std::uint64_t resident_limit;  // bytes of runs kept in memory
 };
@@ -33,7 +34,7 @@ std::string case_name(const ::testing::TestParamInfo<spill_case>& info) {
   std::string type = c.type;
   for (char& ch : type) ch = ch == ':' ? '_' : ch;
   return type + "_r" + std::to_string(c.record_size) +
-         (c.direct ? "_direct" : "_cached") + "_fanin" + std::to_string(c.fanin) + "_resident" +
+         (c.direct ? "_direct" : c.map ? "_mapped" : "_windows") + "_fanin" + std::to_string(c.fanin) + "_resident" +
          std::to_string(c.resident_limit);
 }
 
@@ -72,7 +73,8 @@ TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
   {
     io::output_file out(target);
     auto sink = io::make_output_sink(out, all.size(), io::write_method::automatic);
-    const std::uint32_t passes = merge_runs(store, *sink, format, false, layout, nullptr);
+    const std::uint32_t passes =
+        merge_runs(store, *sink, format, false, layout, nullptr, c.map);
     EXPECT_EQ(passes > 1, c.fanin < std::size(sizes));
     sink->finish();
     out.commit(false, all.size());
@@ -83,13 +85,19 @@ TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, SpilledRuns,
-    ::testing::Values(spill_case{"u64", 8, 0, false, 64, 0}, spill_case{"u64", 8, 0, true, 64, 0},
-                      spill_case{"u64", 8, 0, false, 3, 0}, spill_case{"u64", 8, 0, true, 2, 0},
-                      spill_case{"u32", 12, 8, false, 64, 40000},
-                      spill_case{"f64", 16, 8, false, 4, 0},
-                      spill_case{"bytes:10", 100, 0, false, 64, 0},
-                      spill_case{"bytes:10", 100, 0, true, 3, 0},
-                      spill_case{"i32", 4, 0, false, 64, 0}),
+    ::testing::Values(spill_case{"u64", 8, 0, false, true, 64, 0},
+                      spill_case{"u64", 8, 0, true, true, 64, 0},
+                      spill_case{"u64", 8, 0, false, true, 3, 0},
+                      spill_case{"u64", 8, 0, true, true, 2, 0},
+                      spill_case{"u32", 12, 8, false, true, 64, 40000},
+                      spill_case{"f64", 16, 8, false, true, 4, 0},
+                      spill_case{"bytes:10", 100, 0, false, true, 64, 0},
+                      spill_case{"bytes:10", 100, 0, true, true, 3, 0},
+                      spill_case{"i32", 4, 0, false, true, 64, 0},
+                      // Read in windows across the stripes' pieces, as without mmap.
+                      spill_case{"u64", 8, 0, false, false, 64, 0},
+                      spill_case{"u64", 16, 8, false, false, 3, 0},
+                      spill_case{"bytes:10", 100, 0, false, false, 64, 0}),
     case_name);
 
 }  // namespace
