@@ -1,14 +1,19 @@
 // run_store and merge_runs: runs spilled in stripes across several files, through the page cache
 // (merged from mappings) and past it (read back in windows), merge to the stable sort of their
 // records, in one pass and in several.
+#include <sys/resource.h>
+
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/host_buffer.hpp"
+#include "gpusort/error.hpp"
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"
 #include "io/uring.hpp"
@@ -99,6 +104,33 @@ INSTANTIATE_TEST_SUITE_P(
                       spill_case{"u64", 16, 8, false, false, 3, 0},
                       spill_case{"bytes:10", 100, 0, false, false, 64, 0}),
     case_name);
+
+TEST(SpilledRunsErrors, AFailedStripeWriteReachesTheCaller) {
+  // Files may grow to 64 KiB: every stripe of a 384 KiB run passes that, each in its own thread.
+  test::scratch_dir dir;
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  struct rlimit small = old;
+  small.rlim_cur = 64 << 10;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  int code = 0;
+  {
+    run_store store(8, 0, dir.path().string(), false, nullptr, spill_striping{3, 4096});
+    io::uring ring(8);
+    const std::uint64_t records = (384 << 10) / 8;
+    host_buffer buffer(static_cast<std::size_t>(records * 8));
+    std::memset(buffer.data(), 0, buffer.size());
+    try {
+      store.add(std::move(buffer), records, ring);
+    } catch (const error& e) {
+      code = e.code().value();
+    }
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(code, EFBIG);
+}
 
 }  // namespace
 }  // namespace gpusort::pipeline
