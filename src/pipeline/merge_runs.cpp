@@ -1,7 +1,8 @@
 // Merging runs into the output. Resident runs: windows of the output merged in parallel with
-// cpu::merge_ranks straight into the sink's memory. Spilled runs: each run is read in windows
-// of W records; the next W output records always lie within the next W records of every run,
-// so merging those windows yields exactly the next W records of the whole merge.
+// cpu::merge_ranks straight into the sink's memory. Spilled runs: each run is taken in windows
+// of W records (mapped, or read); the next W output records always lie within the next W
+// records of every run, so merging those windows yields exactly the next W records of the
+// whole merge.
 #include "pipeline/merge_runs.hpp"
 
 #include <tbb/parallel_for.h>
@@ -95,7 +96,7 @@ class run_file_sink final : public io::output_sink {
 void append_run_range(const sorted_run& run, std::uint64_t from, std::span<std::byte> dst,
                       std::vector<io::io_segment>& batch) {
   std::uint64_t piece_start = 0;
-  for (const run_piece& piece : run.pieces) {
+  for (const spill_range& piece : run.pieces) {
     const std::uint64_t lo = std::max(from, piece_start);
     const std::uint64_t hi = std::min(from + dst.size(), piece_start + piece.bytes);
     if (lo < hi)
@@ -110,7 +111,7 @@ void append_run_range(const sorted_run& run, std::uint64_t from, std::span<std::
 /// The pieces of spilled `run`, for a mapping.
 std::vector<io::file_piece> file_pieces(const sorted_run& run) {
   std::vector<io::file_piece> pieces;
-  for (const run_piece& p : run.pieces) pieces.push_back({&p.file->fd, p.offset, p.bytes});
+  for (const spill_range& p : run.pieces) pieces.push_back({&p.file->fd, p.offset, p.bytes});
   return pieces;
 }
 
@@ -133,12 +134,12 @@ std::optional<io::file_view> map_spilled(const sorted_run& run) {
  * - A run spilled through the page cache is mapped, and viewed like memory: its pages are
  *   mapped straight out of the cache (copying them out on one thread ran at 3.3-4.5 GB/s on
  *   the H100 machine and held the merge back), with the next window's read-ahead asked for.
- * - A run spilled with O_DIRECT is read into a buffer of three windows: the window being
- *   merged, the one read ahead while it is, and room so that the unread records move back to
- *   the front (at most once per record) only while no read is in flight. The records sit in
- *   the buffer laid out like the file, so that O_DIRECT reads land in place. Reads are planned
- *   here and done in batches across all runs (many runs' short reads at disk speed, not one
- *   after another).
+ * - A run spilled with O_DIRECT (or one that cannot be mapped) is read into a buffer of three
+ *   windows: the window being merged, the one read ahead while it is, and room so that the
+ *   unread records move back to the front (at most once per record) only while no read is in
+ *   flight. The records sit in the buffer laid out like the file, so that O_DIRECT reads land
+ *   in place. Reads are planned here and done in batches across all runs (many runs' short
+ *   reads at disk speed, not one after another).
  */
 class run_cursor {
  public:
@@ -221,7 +222,7 @@ class run_cursor {
         merged == bytes ? bytes : merged / io::direct_io_alignment * io::direct_io_alignment;
     if (end <= released_ || (end - released_ < merge_release_step && merged < bytes)) return out;
     std::uint64_t piece_start = 0;
-    for (const run_piece& piece : run_.pieces) {
+    for (const spill_range& piece : run_.pieces) {
       const std::uint64_t lo = std::max(released_, piece_start);
       const std::uint64_t hi = std::min(end, piece_start + piece.bytes);
       if (lo < hi) out.push_back({piece.file, piece.offset + (lo - piece_start), hi - lo});

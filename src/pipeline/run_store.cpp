@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <system_error>
 #include <thread>
 
@@ -18,7 +19,7 @@
 namespace gpusort::pipeline {
 void sorted_run::release() noexcept {
   // The files hold other runs still to be merged: free this run's blocks only.
-  for (const run_piece& piece : pieces) piece.file->release(piece.offset, piece.bytes);
+  for (const spill_range& piece : pieces) piece.file->release(piece.offset, piece.bytes);
   pin.reset();  // unlocked before the memory goes
   *this = sorted_run{};
 }
@@ -72,7 +73,7 @@ std::uint64_t run_store::run_start(std::uint64_t end) noexcept {
   return (end + block - 1) / block * block;
 }
 
-std::vector<run_piece> run_store::spill(const std::byte* data, std::uint64_t bytes,
+std::vector<spill_range> run_store::spill(const std::byte* data, std::uint64_t bytes,
                                         io::uring& ring) {
   // O_DIRECT requests already keep the disk busy from one file; through the page cache, each
   // file takes one writer at a time (the inode lock), so parallel stripes need files of their own.
@@ -83,7 +84,7 @@ std::vector<run_piece> run_store::spill(const std::byte* data, std::uint64_t byt
       std::clamp<std::uint64_t>(bytes / std::max<std::uint64_t>(striping_.min_stripe_bytes, 1),
                                 1, files);
   const std::uint64_t stripe = (bytes / stripes + block - 1) / block * block;
-  std::vector<run_piece> pieces;
+  std::vector<spill_range> pieces;
   for (std::uint64_t at = 0, i = 0; at < bytes; at += stripe, ++i) {
     spill_target& target = spill_files_[i];
     target.end = run_start(target.end);
@@ -91,7 +92,7 @@ std::vector<run_piece> run_store::spill(const std::byte* data, std::uint64_t byt
     target.end += pieces.back().bytes;
   }
   auto write_piece = [&](std::size_t i, io::uring& r) {
-    const run_piece& piece = pieces[i];
+    const spill_range& piece = pieces[i];
     // Inline, not in io_uring's worker pool: that serializes buffered writes to one file too.
     io::transfer_config config;
     config.force_async = false;
@@ -140,8 +141,7 @@ std::future<void> run_store::release_in_background() {
   // The spilled runs' blocks first, in parallel by file; then the runs' memory.
   std::vector<spill_range> ranges;
   for (sorted_run& run : runs) {
-    for (run_piece& piece : run.pieces)
-      ranges.push_back({std::move(piece.file), piece.offset, piece.bytes});
+    std::move(run.pieces.begin(), run.pieces.end(), std::back_inserter(ranges));
     run.pieces.clear();
   }
   return std::async(std::launch::async, [runs = std::move(runs), spill = std::move(spill),

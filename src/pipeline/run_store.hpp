@@ -33,26 +33,20 @@ struct spill_file {
   void release(std::uint64_t offset, std::uint64_t bytes) const noexcept;
 };
 
-/// Bytes of a spill file whose disk blocks may go back.
+/// `bytes` at `offset` of a spill file: a piece of a spilled run (files are shared by many
+/// runs, so that the open descriptors do not grow with the number of runs: RLIMIT_NOFILE), or
+/// merged records whose disk blocks may go back.
 struct spill_range {
   std::shared_ptr<const spill_file> file;
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
 };
 
-/// Gives `ranges` back (best effort), one thread per file: a filesystem mounted with `discard`
-/// discards the freed blocks synchronously, and one file frees one range at a time (its inode
-/// lock). On the H100 machine, one thread gave 16 GiB of spilled runs back at 0.7-1.0 GB/s,
-/// which after a 5 s merge held the sort for another 9-10 s.
+/// Gives `ranges` back (best effort), one thread per file (one file frees one range at a time:
+/// its inode lock). A filesystem mounted with `discard` discards written-back blocks
+/// synchronously: on the H100 machine 16 GiB of spilled runs went back at 0.7-1.0 GB/s from one
+/// thread and 0.8-1.4 GB/s from eight, the device taking the discards mostly one by one.
 void release_ranges(std::span<const spill_range> ranges) noexcept;
-
-/// Part of a spilled run: `bytes` of its records at `offset` of a temporary file that several
-/// runs share, so that the open descriptors do not grow with the number of runs (RLIMIT_NOFILE).
-struct run_piece {
-  std::shared_ptr<const spill_file> file;
-  std::uint64_t offset = 0;
-  std::uint64_t bytes = 0;
-};
 
 /// One sorted run. Exactly one of `memory` and `pieces` holds its records.
 struct sorted_run {
@@ -63,7 +57,7 @@ struct sorted_run {
   std::shared_ptr<void> pin;
   /// Spilled: the records in order, in stripes across the store's files (written in parallel:
   /// one thread copies into the page cache at about 3 GB/s).
-  std::vector<run_piece> pieces;
+  std::vector<spill_range> pieces;
   [[nodiscard]] bool resident() const noexcept { return pieces.empty(); }
   /// Spilled past the page cache (O_DIRECT): read back in windows, never mapped.
   [[nodiscard]] bool direct() const noexcept {
@@ -137,7 +131,7 @@ class run_store {
   };
   /// Writes `bytes` at `data` to the end of the spill files, in stripes written in parallel;
   /// returns where they went.
-  std::vector<run_piece> spill(const std::byte* data, std::uint64_t bytes, io::uring& ring);
+  std::vector<spill_range> spill(const std::byte* data, std::uint64_t bytes, io::uring& ring);
 
   std::vector<spill_target> spill_files_;  // created with the first spill
   std::vector<sorted_run> runs_;
