@@ -1,12 +1,14 @@
 // The vector merge: a multiway merge of runs of 64-bit keys, alone or with a 64-bit payload,
 // built as a tree of two-way merges whose every step merges sixteen records (two vectors) with
-// an AVX-512 bitonic network. Each tree node writes a small buffer that its parent reads, so
-// all levels run out of the L2 cache and the runs are read once, the output written once.
+// an AVX-512 bitonic network. Records of a 32-bit key, alone or with a 32-bit payload, travel
+// as one 64-bit word each, the key in its upper half. Each tree node writes a small buffer
+// that its parent reads, so all levels run out of the L2 cache and the runs are read once, the
+// output written once.
 //
 // A loser tree pays a chain of dependent, unpredictable compares per level for every record;
 // the network pays a few cycles per record and level (about 1.1 ns on the GPU machine's cores),
 // without branches on the keys. The network is not stable, which cannot be seen where records
-// with equal keys are equal records (8-byte records that are their key) or where no two keys
+// with equal keys are equal records (records that are their key) or where no two keys
 // are equal: (key, payload) records are merged only while their output shows no equal keys,
 // and the caller merges the rest stably.
 //
@@ -19,14 +21,18 @@
 
 namespace gpusort::cpu::detail {
 
-/// Where the 64-bit key lies in the record.
+/// Where the key lies in the record, and how wide it is.
 enum class vector_layout : std::uint8_t {
-  key,        ///< 8-byte records that are their key
-  key_value,  ///< 16-byte records, key at offset 0
-  value_key,  ///< 16-byte records, key at offset 8
+  key,          ///< 8-byte records that are their 64-bit key
+  key_value,    ///< 16-byte records, 64-bit key at offset 0
+  value_key,    ///< 16-byte records, 64-bit key at offset 8
+  key32,        ///< 4-byte records that are their 32-bit key
+  key32_value,  ///< 8-byte records, 32-bit key at offset 0
+  value_key32,  ///< 8-byte records, 32-bit key at offset 4
 };
 
-/// The order-preserving map of gpusort::detail::key_codec<std::uint64_t>, as plain masks.
+/// The order-preserving map of gpusort::detail::key_codec<std::uint64_t>, or of
+/// key_codec<std::uint32_t> for the 32-bit layouts, as plain masks.
 struct vector_key_masks {
   std::uint64_t sign_mask = 0;
   std::uint64_t float_mask = 0;
@@ -54,12 +60,12 @@ inline constexpr std::size_t vector_merge_max_runs = 256;
  * `out`: `count` records, the sum of the inputs' counts.
  * - Keys order as their images under `masks` (key_codec's normalize) order as unsigned words.
  * - For 16-byte records, no input may hold a record whose normalized key is all ones: the
- *   merge pads its inputs with that key (8-byte records may: the padding equals them).
+ *   merge pads its inputs with that key (records of one word may: the padding equals them).
  * - `scratch` holds vector_merge_scratch_bytes(runs, layout) bytes, 64-byte aligned.
  * - Requires vector_merge_supported().
- * Returns false, with `out` partly written, when 16-byte records with equal keys meet in the
- * output (where a stable merge would have to decide their order); true when `out` is the
- * merge, which is then the stable merge as well.
+ * Returns false, with `out` partly written, when records with a payload and equal keys meet
+ * in the output (where a stable merge would have to decide their order); true when `out` is
+ * the merge, which is then the stable merge as well.
  */
 [[nodiscard]] bool vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
                                 std::uint64_t count, vector_layout layout,

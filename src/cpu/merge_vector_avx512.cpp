@@ -161,11 +161,28 @@ inline void merge_blocks(block<V>& carry, const block<V>& in, block<V>& low) {
 
 // --- The tree.
 
+/// Whether `layout` carries payloads in vectors of their own (16-byte records); the others
+/// travel as one 64-bit word per record.
+constexpr bool separate_values(vector_layout layout) {
+  return layout == vector_layout::key_value || layout == vector_layout::value_key;
+}
+
 template <vector_layout Layout>
 class merge_tree {
  public:
-  static constexpr bool has_values = Layout != vector_layout::key;
-  static constexpr std::uint32_t record_bytes = has_values ? 16 : 8;
+  static constexpr bool has_values = separate_values(Layout);
+  /// A 32-bit key in the upper half of the record's word, its payload (if any) in the lower:
+  /// ordering the words orders the keys, and the lower half decides only between equal keys.
+  static constexpr bool narrow = Layout == vector_layout::key32 ||
+                                 Layout == vector_layout::key32_value ||
+                                 Layout == vector_layout::value_key32;
+  /// Records whose equal keys the network could reorder: checked at the root.
+  static constexpr bool has_payload = has_values || Layout == vector_layout::key32_value ||
+                                      Layout == vector_layout::value_key32;
+  static constexpr std::uint32_t record_bytes =
+      has_values ? 16 : Layout == vector_layout::key32 ? 4 : 8;
+  /// Whole cache lines go past the caches only where eight records fill them.
+  static constexpr bool streams = stream_output && lanes * record_bytes % cache_line == 0;
   static constexpr int V = step_vectors;
   static constexpr std::uint32_t step = step_records;
   using step_block = block<V>;
@@ -174,9 +191,9 @@ class merge_tree {
              std::byte* scratch)
       : vertices_(reinterpret_cast<vertex*>(scratch)),
         buffers_(scratch + round_up(vertex_count(runs) * sizeof(vertex))),
-        sign_(_mm512_set1_epi64(static_cast<long long>(masks.sign_mask))),
-        float_(_mm512_set1_epi64(static_cast<long long>(masks.float_mask))),
-        order_(_mm512_set1_epi64(static_cast<long long>(masks.order_mask))),
+        sign_(key_mask(masks.sign_mask)),
+        float_(key_mask(masks.float_mask)),
+        order_(key_mask(masks.order_mask)),
         padding_(_mm512_set1_epi64(-1)) {
     std::uint32_t next = 0;
     root_ = build(inputs, 0, runs, next);
@@ -190,12 +207,12 @@ class merge_tree {
       fill(root);
       const std::uint32_t take = static_cast<std::uint32_t>(min_u64(root.len, count - written));
       if (!store_records(root, take, out + written * record_bytes, written == 0)) {
-        if constexpr (stream_output) _mm_sfence();
+        if constexpr (streams) _mm_sfence();
         return false;
       }
       written += take;
     }
-    if constexpr (stream_output) _mm_sfence();  // the streamed lines before the caller goes on
+    if constexpr (streams) _mm_sfence();  // the streamed lines before the caller goes on
     return true;
   }
 
@@ -221,6 +238,12 @@ class merge_tree {
     vertices_[index].left = left;
     vertices_[index].right = right;
     return index;
+  }
+
+  /// A mask of the key's bits where the key lies in the word: a narrow key's sign is the
+  /// word's top bit too, and its masks leave the payload's half alone.
+  static __m512i key_mask(std::uint64_t mask) {
+    return _mm512_set1_epi64(static_cast<long long>(narrow ? mask << 32 : mask));
   }
 
   __m512i normalize(__m512i bits) const {
@@ -256,9 +279,18 @@ class merge_tree {
       constexpr bool key_first = Layout == vector_layout::key_value;
       k = _mm512_permutex2var_epi64(r0, key_first ? even : odd, r1);
       v = _mm512_permutex2var_epi64(r0, key_first ? odd : even, r1);
+    } else if constexpr (Layout == vector_layout::key32) {
+      const __m512i keys32 =
+          r == lanes ? _mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(
+                           static_cast<const void*>(src))))
+                     : _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << r) - 1), src);
+      k = _mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(keys32)), 32);
+      v = k;
     } else {
       k = r == lanes ? _mm512_loadu_si512(src)
                      : _mm512_maskz_loadu_epi64(static_cast<__mmask8>((1u << r) - 1), src);
+      // Little-endian: a key at offset 0 is the word's lower half; the upper half orders.
+      if constexpr (Layout == vector_layout::key32_value) k = _mm512_rol_epi64(k, 32);
       v = k;
     }
     k = normalize(k);
@@ -290,12 +322,18 @@ class merge_tree {
         _mm512_mask_storeu_epi64(
             dst + 64, static_cast<__mmask8>(r > 4 ? (1u << (2 * (r - 4))) - 1 : 0u), r1);
       }
-    } else if (stream) {
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), k);
-    } else if (r == lanes) {
-      _mm512_storeu_si512(dst, k);
+    } else if constexpr (Layout == vector_layout::key32) {
+      _mm512_mask_cvtepi64_storeu_epi32(dst, static_cast<__mmask8>((1u << r) - 1),
+                                        _mm512_srli_epi64(k, 32));
     } else {
-      _mm512_mask_storeu_epi64(dst, static_cast<__mmask8>((1u << r) - 1), k);
+      if constexpr (Layout == vector_layout::key32_value) k = _mm512_ror_epi64(k, 32);
+      if (stream) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), k);
+      } else if (r == lanes) {
+        _mm512_storeu_si512(dst, k);
+      } else {
+        _mm512_mask_storeu_epi64(dst, static_cast<__mmask8>((1u << r) - 1), k);
+      }
     }
   }
 
@@ -432,11 +470,14 @@ class merge_tree {
     return n;
   }
 
+  /// The bits of a buffered word that two records with equal keys share.
+  static __m512i tie_key(__m512i words) { return narrow ? _mm512_srli_epi64(words, 32) : words; }
+
   /// Writes `count` records of the root's buffer to `out` as records again. With payloads,
   /// first checks that no key equals the one before it (`first`: the merge's first records,
   /// which have none before them); false, with nothing written, where one does.
   bool store_records(vertex& root, std::uint32_t count, std::byte* out, bool first) {
-    if constexpr (has_values) {
+    if constexpr (has_payload) {
       __mmask8 equal = 0;
       for (std::uint32_t i = 0; i < count; i += lanes) {
         const std::uint32_t r = count - i < lanes ? count - i : lanes;
@@ -445,7 +486,8 @@ class merge_tree {
         const __m512i before = _mm512_alignr_epi64(k, last_key_, 7);
         auto lanes_in = static_cast<__mmask8>(r == lanes ? 0xFFu : (1u << r) - 1);
         if (first && i == 0) lanes_in = static_cast<__mmask8>(lanes_in & 0xFEu);
-        equal = static_cast<__mmask8>(equal | _mm512_mask_cmpeq_epu64_mask(lanes_in, k, before));
+        equal = static_cast<__mmask8>(
+            equal | _mm512_mask_cmpeq_epu64_mask(lanes_in, tie_key(k), tie_key(before)));
         last_key_ = _mm512_permutexvar_epi64(_mm512_set1_epi64(r - 1), k);
       }
       if (equal != 0) return false;
@@ -459,7 +501,7 @@ class merge_tree {
     };
     const auto misaligned = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(out) %
                                                        cache_line);
-    if (stream_output && (cache_line - misaligned) % record_bytes == 0) {
+    if (streams && (cache_line - misaligned) % record_bytes == 0) {
       // Plain stores up to the first whole line, then whole lines past the caches.
       const std::uint32_t head = misaligned == 0 ? 0 : (cache_line - misaligned) / record_bytes;
       if (head != 0) write(head < count ? head : count, false);
@@ -492,8 +534,7 @@ bool merge_with(const vector_input* inputs, std::size_t runs, std::byte* out,
 std::size_t vector_merge_scratch_bytes(std::size_t runs, vector_layout layout) noexcept {
   if (runs < 2) return 0;
   const std::size_t vertices = vertex_count(runs);
-  return round_up(vertices * sizeof(vertex)) +
-         vertices * buffer_bytes(layout != vector_layout::key);
+  return round_up(vertices * sizeof(vertex)) + vertices * buffer_bytes(separate_values(layout));
 }
 
 bool vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
@@ -506,6 +547,12 @@ bool vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
       return merge_with<vector_layout::key_value>(inputs, runs, out, count, masks, scratch);
     case vector_layout::value_key:
       return merge_with<vector_layout::value_key>(inputs, runs, out, count, masks, scratch);
+    case vector_layout::key32:
+      return merge_with<vector_layout::key32>(inputs, runs, out, count, masks, scratch);
+    case vector_layout::key32_value:
+      return merge_with<vector_layout::key32_value>(inputs, runs, out, count, masks, scratch);
+    case vector_layout::value_key32:
+      return merge_with<vector_layout::value_key32>(inputs, runs, out, count, masks, scratch);
   }
   return false;
 }

@@ -1,6 +1,7 @@
 // Parallel multiway merge: cuts the output into parts by multi-sequence selection and merges each
 // part on its own TBB task (copy, two-way merge or loser tree, by how many runs it touches; the
-// vector merge of cpu/merge_vector.hpp for 64-bit keys alone or with an 8-byte payload).
+// vector merge of cpu/merge_vector.hpp for 64-bit keys alone or with an 8-byte payload, and for
+// 32-bit keys alone or with a 4-byte payload).
 #include "cpu/multiway_merge.hpp"
 
 #include <tbb/blocked_range.h>
@@ -74,8 +75,14 @@ void with_layout(const record_format& format, bool descending, F&& f) {
 std::optional<detail::vector_layout> vector_layout_for(const record_format& format,
                                                        const merge_policy& policy) noexcept {
   if (!policy.vector || !detail::vector_merge_supported()) return std::nullopt;
-  if (format.type == key_type::bytes || gpusort::detail::has_32bit_word(format.type))
+  if (format.type == key_type::bytes) return std::nullopt;
+  if (gpusort::detail::has_32bit_word(format.type)) {
+    if (format.record_size == 4) return detail::vector_layout::key32;
+    if (format.record_size != 8) return std::nullopt;
+    if (format.key_offset == 0) return detail::vector_layout::key32_value;
+    if (format.key_offset == 4) return detail::vector_layout::value_key32;
     return std::nullopt;
+  }
   if (format.record_size == 8) return detail::vector_layout::key;
   if (format.record_size != 16) return std::nullopt;
   if (format.key_offset == 0) return detail::vector_layout::key_value;
@@ -107,9 +114,12 @@ class vector_scratch {
 
 /// Whether the vector merge may take these slices: 16-byte records are padded with the all-ones
 /// normalized key, which no record of theirs may hold (a run's largest key is its last).
-inline bool vector_merge_allowed(const word_keys<std::uint64_t>& keys,
-                                 detail::vector_layout layout, std::span<const run_slice> slices) {
-  if (layout == detail::vector_layout::key) return true;
+/// Records of one word may: the padding word equals any of them that it equals.
+template <typename Keys>
+bool vector_merge_allowed(const Keys& keys, detail::vector_layout layout,
+                          std::span<const run_slice> slices) {
+  if (layout != detail::vector_layout::key_value && layout != detail::vector_layout::value_key)
+    return true;
   const std::uint32_t size = 16;
   return std::none_of(slices.begin(), slices.end(), [&](const run_slice& s) {
     return keys.load(s.end - size) == ~std::uint64_t{0};
@@ -173,8 +183,12 @@ void merge_parts(const Keys& keys, record_stride<RecordSize> stride,
       detail::merge_loser_tree(keys, stride, std::span<const run_slice>(slices), out);
     }
   };
-  if constexpr (std::is_same_v<Keys, word_keys<std::uint64_t>> &&
-                (RecordSize == 8 || RecordSize == 16)) {
+  // The vector merge's layouts: u64 records of 8 or 16 bytes; u32 records of 4, or of 8 bytes
+  // (which take the stride of any size).
+  constexpr bool vector_stride =
+      (std::is_same_v<Keys, word_keys<std::uint64_t>> && (RecordSize == 8 || RecordSize == 16)) ||
+      (std::is_same_v<Keys, word_keys<std::uint32_t>> && (RecordSize == 4 || RecordSize == 0));
+  if constexpr (vector_stride) {
     if (vector) {
       tbb::enumerable_thread_specific<vector_scratch> scratch;
       tbb::parallel_for(std::uint64_t{0}, parts, [&](std::uint64_t p) {
@@ -184,7 +198,7 @@ void merge_parts(const Keys& keys, record_stride<RecordSize> stride,
           std::vector<detail::vector_input> inputs;
           inputs.reserve(slices.size());
           for (const run_slice& s : slices)
-            inputs.push_back({s.begin, static_cast<std::uint64_t>(s.end - s.begin) / RecordSize});
+            inputs.push_back({s.begin, static_cast<std::uint64_t>(s.end - s.begin) / record_size});
           const detail::vector_key_masks masks{keys.codec.sign_mask, keys.codec.float_mask,
                                                keys.codec.order_mask};
           // (Key, payload) records whose keys repeat: the network may have reordered them.

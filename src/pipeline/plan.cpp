@@ -212,10 +212,11 @@ std::string gpu_ranges_throttled(std::optional<std::uint64_t> input_bytes,
 }
 
 /// Why the host merge is expected to beat gpu_ranges because the runs are few ("" when not):
-/// the vector merge takes a few runs at 20 GB/s and more.
+/// the vector merge takes a few runs of 64-bit keys at 20 GB/s and more. (32-bit keys move
+/// half the bytes per record through it, and were not measured against gpu_ranges.)
 std::string gpu_ranges_few_runs(std::optional<std::uint64_t> input_bytes,
                                 const sort_options& options, const gpu_facts& gpu) {
-  if (!input_bytes || gpu.chunk_records == 0 ||
+  if (!input_bytes || gpu.chunk_records == 0 || options.format.key_size != 8 ||
       !cpu::merges_with_vectors(options.format, cpu::merge_policy{}))
     return {};
   const std::uint64_t records = *input_bytes / options.format.record_size;

@@ -2,7 +2,8 @@
 // the merged keys against std::sort of all keys, the records as a multiset, for every layout,
 // 64-bit key type and order, fan-ins from 2 to 256, run lengths around the sixteen-record step,
 // keys equal to the padding; (key, payload) records with repeated keys refused, and merge_ranks
-// byte-identical with the loser tree's stable merge. Skipped on CPUs without AVX-512.
+// byte-identical with the loser tree's stable merge; 32-bit keys alone and with a 4-byte
+// payload (key first or last) against the loser tree likewise. Skipped on CPUs without AVX-512.
 #include "cpu/merge_vector.hpp"
 
 #include <gtest/gtest.h>
@@ -230,15 +231,20 @@ INSTANTIATE_TEST_SUITE_P(layouts, vector_merge_test, testing::ValuesIn(all_cases
 // --- Through merge_ranks: which merges take the vector merge, and that they write what the
 // loser tree writes.
 
-TEST(vector_merge_policy, takes_64bit_keys_alone_or_with_an_8_byte_payload) {
+TEST(vector_merge_policy, takes_keys_alone_or_with_a_payload_of_their_width) {
   if (!detail::vector_merge_supported()) GTEST_SKIP() << "this CPU has no AVX-512";
   merge_policy off;
   off.vector = false;
   EXPECT_TRUE(merges_with_vectors(test::make_format("u64", 8, 0), {}));
   EXPECT_TRUE(merges_with_vectors(test::make_format("f64", 16, 0), {}));
   EXPECT_TRUE(merges_with_vectors(test::make_format("i64", 16, 8), {}));
+  EXPECT_TRUE(merges_with_vectors(test::make_format("u32", 4, 0), {}));
+  EXPECT_TRUE(merges_with_vectors(test::make_format("f32", 8, 0), {}));
+  EXPECT_TRUE(merges_with_vectors(test::make_format("i32", 8, 4), {}));
   EXPECT_FALSE(merges_with_vectors(test::make_format("u64", 8, 0), off));
-  EXPECT_FALSE(merges_with_vectors(test::make_format("u32", 8, 0), {}));
+  EXPECT_FALSE(merges_with_vectors(test::make_format("u32", 4, 0), off));
+  EXPECT_FALSE(merges_with_vectors(test::make_format("u32", 12, 0), {}));
+  EXPECT_FALSE(merges_with_vectors(test::make_format("u32", 8, 2), {}));
   EXPECT_FALSE(merges_with_vectors(test::make_format("u64", 16, 4), {}));
   EXPECT_FALSE(merges_with_vectors(test::make_format("u64", 24, 0), {}));
   EXPECT_FALSE(merges_with_vectors(test::make_format("bytes:8", 8, 0), {}));
@@ -290,6 +296,164 @@ TEST(vector_merge_policy, pairs_merge_exactly_as_the_loser_tree_merges) {
     }
   }
 }
+
+// --- 32-bit keys: one word per record, the key in its upper half.
+
+struct narrow_case {
+  const char* type;
+  std::uint32_t record_size;
+  std::uint32_t key_offset;
+  bool descending;
+  bool distinct;  ///< keys drawn without repeats (pairs then merge in the network throughout)
+};
+
+std::string narrow_name(const testing::TestParamInfo<narrow_case>& info) {
+  const narrow_case& c = info.param;
+  return std::string(c.type) + "_r" + std::to_string(c.record_size) + "_o" +
+         std::to_string(c.key_offset) + (c.descending ? "_desc" : "_asc") +
+         (c.distinct ? "_distinct" : "_ties");
+}
+
+class vector_merge_narrow : public testing::TestWithParam<narrow_case> {
+ protected:
+  void SetUp() override {
+    if (!detail::vector_merge_supported()) GTEST_SKIP() << "this CPU has no AVX-512";
+  }
+};
+
+/// Sorted runs of `format` back to back, in `data`, and their views.
+struct narrow_runs {
+  std::vector<std::byte> data;
+  std::vector<run_view> views;
+};
+
+narrow_runs make_narrow_runs(const narrow_case& c, const record_format& format,
+                             std::size_t runs, std::mt19937_64& rng) {
+  constexpr std::array<std::uint64_t, 12> lengths{1, 7, 8, 9, 15, 16, 17, 31, 511, 512, 513,
+                                                  3000};
+  narrow_runs out;
+  std::vector<std::uint64_t> counts(runs);
+  for (auto& n : counts) n = lengths[rng() % lengths.size()];
+  // Distinct keys: an odd stride through all 2^32 words.
+  std::uint32_t next_key = static_cast<std::uint32_t>(rng());
+  const std::uint32_t step = static_cast<std::uint32_t>(rng()) | 1u;
+  for (const std::uint64_t n : counts) {
+    std::vector<std::byte> records = test::random_records(n, format, rng());
+    if (c.distinct) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::memcpy(records.data() + i * format.record_size + format.key_offset, &next_key, 4);
+        next_key += step;
+      }
+    }
+    const std::vector<std::byte> sorted = test::reference_sort(records, format, c.descending);
+    out.data.insert(out.data.end(), sorted.begin(), sorted.end());
+  }
+  std::size_t at = 0;
+  for (const std::uint64_t n : counts) {
+    out.views.push_back({out.data.data() + at, n});
+    at += n * format.record_size;
+  }
+  return out;
+}
+
+TEST_P(vector_merge_narrow, merges_exactly_as_the_loser_tree_merges) {
+  const narrow_case& c = GetParam();
+  const std::uint64_t seed = test::base_seed() ^ std::hash<std::string>{}(narrow_name({c, 0}));
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const record_format format = test::make_format(c.type, c.record_size, c.key_offset);
+  ASSERT_TRUE(merges_with_vectors(format, {}));
+  merge_policy off;
+  off.vector = false;
+  for (std::size_t runs : {std::size_t{2}, std::size_t{3}, std::size_t{17}, std::size_t{64},
+                           detail::vector_merge_max_runs}) {
+    SCOPED_TRACE(std::to_string(runs) + " runs");
+    const narrow_runs in = make_narrow_runs(c, format, runs, rng);
+    const std::uint64_t total = in.data.size() / format.record_size;
+    for (std::uint64_t parts : {1, 5}) {
+      std::vector<std::byte> vector_out(in.data.size() + 8, std::byte{0x5a});
+      std::vector<std::byte> tree_out(in.data.size());
+      merge_ranks_in_parts(in.views, 0, total, vector_out.data(), format, c.descending, parts);
+      merge_ranks_in_parts(in.views, 0, total, tree_out.data(), format, c.descending, parts, off);
+      for (std::size_t i = in.data.size(); i < vector_out.size(); ++i)
+        ASSERT_EQ(vector_out[i], std::byte{0x5a}) << "wrote past the output";
+      vector_out.resize(in.data.size());
+      ASSERT_TRUE(vector_out == tree_out) << parts << " parts";
+    }
+  }
+}
+
+/// 8-byte records with distinct keys.
+class vector_merge_narrow_pairs : public vector_merge_narrow {};
+
+/// Pairs with distinct keys go through the network to the end; one key repeated sends them
+/// back to the caller.
+TEST_P(vector_merge_narrow_pairs, pairs_with_a_repeated_key_are_handed_back) {
+  const narrow_case& c = GetParam();
+  const std::uint64_t seed = test::base_seed() + 11;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const record_format format = test::make_format(c.type, c.record_size, c.key_offset);
+  const auto codec = gpusort::detail::make_key_codec<std::uint32_t>(format.type, c.descending);
+  narrow_runs in = make_narrow_runs(c, format, 9, rng);
+  const std::uint64_t total = in.data.size() / 8;
+  std::vector<detail::vector_input> inputs;
+  for (const run_view& v : in.views) inputs.push_back({v.data, v.count});
+  struct free_memory {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  const std::size_t scratch_bytes =
+      detail::vector_merge_scratch_bytes(inputs.size(), detail::vector_layout::key32_value);
+  std::unique_ptr<std::byte, free_memory> scratch(
+      static_cast<std::byte*>(std::aligned_alloc(64, (scratch_bytes + 63) / 64 * 64)));
+  const detail::vector_layout layout = c.key_offset == 0 ? detail::vector_layout::key32_value
+                                                         : detail::vector_layout::value_key32;
+  std::vector<std::byte> out(in.data.size());
+  ASSERT_TRUE(detail::vector_merge(inputs.data(), inputs.size(), out.data(), total, layout,
+                                   {codec.sign_mask, codec.float_mask, codec.order_mask},
+                                   scratch.get()));
+  std::vector<std::byte> all(in.data);
+  EXPECT_TRUE(out == test::reference_sort(all, format, c.descending));
+  // The last key of the merge again as the last key of another run (which stays sorted):
+  // two equal keys meet at the end.
+  const std::vector<std::byte> merged = test::reference_sort(all, format, c.descending);
+  const std::byte* largest = merged.data() + merged.size() - 8;
+  const std::size_t last_of_last = in.data.size() - 8;
+  const std::size_t last_of_first = in.views[0].count * 8 - 8;
+  const bool largest_is_last = std::memcmp(in.data.data() + last_of_last, largest, 8) == 0;
+  const std::size_t target = largest_is_last ? last_of_first : last_of_last;
+  std::memcpy(in.data.data() + target + c.key_offset, largest + c.key_offset, 4);
+  EXPECT_FALSE(detail::vector_merge(inputs.data(), inputs.size(), out.data(), total, layout,
+                                    {codec.sign_mask, codec.float_mask, codec.order_mask},
+                                    scratch.get()));
+}
+
+std::vector<narrow_case> narrow_cases() {
+  std::vector<narrow_case> cases;
+  struct shape {
+    std::uint32_t size;
+    std::uint32_t offset;
+  };
+  for (const char* type : {"u32", "i32", "f32"})
+    for (const shape s : {shape{4, 0}, shape{8, 0}, shape{8, 4}})
+      for (bool descending : {false, true})
+        for (bool distinct : {false, true})
+          cases.push_back({type, s.size, s.offset, descending, distinct});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(layouts, vector_merge_narrow, testing::ValuesIn(narrow_cases()),
+                         narrow_name);
+
+std::vector<narrow_case> distinct_pair_cases() {
+  std::vector<narrow_case> cases;
+  for (const narrow_case& c : narrow_cases())
+    if (c.record_size == 8 && c.distinct) cases.push_back(c);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(layouts, vector_merge_narrow_pairs,
+                         testing::ValuesIn(distinct_pair_cases()), narrow_name);
 
 }  // namespace
 }  // namespace gpusort::cpu

@@ -67,7 +67,7 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
           // Several runs of records the GPU sorts directly are sorted again by key range on
           // the GPU, unless they are few enough for the host's vector merge; (key, index)
           // items are merged on the host.
-          const bool few = stats.runs <= pipeline::host_merge_max_runs &&
+          const bool few = stats.runs <= pipeline::host_merge_max_runs && f.key_size == 8 &&
                            cpu::merges_with_vectors(f, cpu::merge_policy{});
           const char* several = gpu::supports_format(f) && !few ? "gpu-ranges" : "gpu-runs";
           EXPECT_EQ(stats.strategy, stats.runs > 1 ? several : "gpu-one-chunk");
