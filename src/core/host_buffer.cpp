@@ -7,7 +7,6 @@
 #include <tbb/parallel_for.h>
 
 #include <cstdint>
-#include <utility>
 
 #include "gpusort/error.hpp"
 
@@ -16,12 +15,12 @@ namespace gpusort {
 host_buffer::host_buffer(std::size_t bytes, bool prefault) : size_(bytes) {
   if (bytes == 0) return;
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  mapped_ = (bytes + page - 1) / page * page;
+  const std::size_t mapped = (bytes + page - 1) / page * page;
   // Buffers of a huge page or more start on a huge-page boundary, so that every page of them
   // can be a huge page: map one huge page more than needed and give back the ends.
   constexpr std::size_t huge = std::size_t{2} << 20;
-  const std::size_t slack = mapped_ >= huge ? huge : 0;
-  void* p = ::mmap(nullptr, mapped_ + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+  const std::size_t slack = mapped >= huge ? huge : 0;
+  void* p = ::mmap(nullptr, mapped + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                    -1, 0);
   if (p == MAP_FAILED) throw out_of_memory("cannot allocate " + std::to_string(bytes) +
                                                " bytes of host memory", bytes);
@@ -30,38 +29,20 @@ host_buffer::host_buffer(std::size_t bytes, bool prefault) : size_(bytes) {
     const std::uintptr_t aligned = (start + huge - 1) & ~std::uintptr_t{huge - 1};
     const std::size_t head = aligned - start;
     if (head != 0) ::munmap(p, head);
-    if (slack - head != 0) ::munmap(reinterpret_cast<void*>(aligned + mapped_), slack - head);
+    if (slack - head != 0) ::munmap(reinterpret_cast<void*>(aligned + mapped), slack - head);
     p = reinterpret_cast<void*>(aligned);
   }
   // Huge pages cut the page-fault and TLB cost of streaming over gigabytes; advisory only.
-  ::madvise(p, mapped_, MADV_HUGEPAGE);
-  data_ = static_cast<std::byte*>(p);
+  ::madvise(p, mapped, MADV_HUGEPAGE);
+  mapping_ = unique_mapping(p, mapped);
+  std::byte* data = mapping_.data();
   if (prefault) {
     constexpr std::size_t grain = std::size_t{2} << 20;
-    tbb::parallel_for(std::size_t{0}, (mapped_ + grain - 1) / grain, [&](std::size_t b) {
-      const std::size_t end = std::min(mapped_, (b + 1) * grain);
-      for (std::size_t i = b * grain; i < end; i += page) data_[i] = std::byte{0};
+    tbb::parallel_for(std::size_t{0}, (mapped + grain - 1) / grain, [&](std::size_t b) {
+      const std::size_t end = std::min(mapped, (b + 1) * grain);
+      for (std::size_t i = b * grain; i < end; i += page) data[i] = std::byte{0};
     });
   }
-}
-
-host_buffer::~host_buffer() {
-  if (data_ != nullptr) ::munmap(data_, mapped_);
-}
-
-host_buffer::host_buffer(host_buffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      mapped_(std::exchange(other.mapped_, 0)) {}
-
-host_buffer& host_buffer::operator=(host_buffer&& other) noexcept {
-  if (this != &other) {
-    if (data_ != nullptr) ::munmap(data_, mapped_);
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    mapped_ = std::exchange(other.mapped_, 0);
-  }
-  return *this;
 }
 
 }  // namespace gpusort

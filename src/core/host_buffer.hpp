@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <span>
+#include <utility>
+
+#include "core/unique_mapping.hpp"
 
 namespace gpusort {
 
@@ -14,20 +17,21 @@ class host_buffer {
   host_buffer() = default;
   /// `prefault`: touch every page now, in parallel, instead of on first use.
   explicit host_buffer(std::size_t bytes, bool prefault = false);
-  ~host_buffer();
-  host_buffer(host_buffer&& other) noexcept;
-  host_buffer& operator=(host_buffer&& other) noexcept;
-  host_buffer(const host_buffer&) = delete;
-  host_buffer& operator=(const host_buffer&) = delete;
+  host_buffer(host_buffer&& other) noexcept
+      : mapping_(std::move(other.mapping_)), size_(std::exchange(other.size_, 0)) {}
+  host_buffer& operator=(host_buffer&& other) noexcept {
+    mapping_ = std::move(other.mapping_);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
 
-  [[nodiscard]] std::byte* data() const noexcept { return data_; }
+  [[nodiscard]] std::byte* data() const noexcept { return mapping_.data(); }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::span<std::byte> span() const noexcept { return {data_, size_}; }
+  [[nodiscard]] std::span<std::byte> span() const noexcept { return {data(), size_}; }
 
  private:
-  std::byte* data_ = nullptr;
+  unique_mapping mapping_;  // whole pages
   std::size_t size_ = 0;
-  std::size_t mapped_ = 0;
 };
 
 }  // namespace gpusort

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <string>
-#include <utility>
 
 #include "gpusort/error.hpp"
 
@@ -33,54 +32,35 @@ file_view::file_view(std::span<const file_piece> pieces) {
   const std::size_t page = page_bytes();
   for (const file_piece& p : pieces) size_ += p.bytes;
   if (size_ == 0) return;
-  reserved_ = static_cast<std::size_t>((size_ + page - 1) / page * page);
-  void* base = ::mmap(nullptr, reserved_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+  const auto reserved = static_cast<std::size_t>((size_ + page - 1) / page * page);
+  void* base = ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                       -1, 0);
-  if (base == MAP_FAILED)
-    throw_error("mmap: reserve " + std::to_string(reserved_) + " bytes", errno);
-  base_ = static_cast<std::byte*>(base);
+  if (base == MAP_FAILED) {
+    const int err = errno;
+    throw_error("mmap: reserve " + std::to_string(reserved) + " bytes", err);
+  }
+  mapping_ = unique_mapping(base, reserved);  // unmapped whole, pieces too, if one fails below
   std::uint64_t at = 0;
   for (const file_piece& p : pieces) {
     if (p.bytes == 0) continue;
-    void* got = ::mmap(base_ + at, static_cast<std::size_t>(p.bytes), PROT_READ,
-                       MAP_SHARED | MAP_FIXED, p.file->get(), static_cast<off_t>(p.offset));
-    if (got == MAP_FAILED) {
+    if (::mmap(mapping_.data() + at, static_cast<std::size_t>(p.bytes), PROT_READ,
+               MAP_SHARED | MAP_FIXED, p.file->get(), static_cast<off_t>(p.offset)) == MAP_FAILED) {
       const int err = errno;
-      ::munmap(base_, reserved_);
-      base_ = nullptr;
       throw_error("mmap " + p.file->path(), err);
     }
     at += p.bytes;
   }
   // Merges read each run front to back: the kernel may read ahead far and drop pages behind.
-  ::madvise(base_, reserved_, MADV_SEQUENTIAL);
-}
-
-file_view::file_view(file_view&& other) noexcept
-    : base_(std::exchange(other.base_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      reserved_(std::exchange(other.reserved_, 0)) {}
-
-file_view& file_view::operator=(file_view&& other) noexcept {
-  if (this != &other) {
-    if (base_ != nullptr) ::munmap(base_, reserved_);
-    base_ = std::exchange(other.base_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    reserved_ = std::exchange(other.reserved_, 0);
-  }
-  return *this;
-}
-
-file_view::~file_view() {
-  if (base_ != nullptr) ::munmap(base_, reserved_);
+  ::madvise(mapping_.data(), reserved, MADV_SEQUENTIAL);
 }
 
 void file_view::will_need(std::uint64_t offset, std::uint64_t bytes) const noexcept {
-  if (base_ == nullptr || offset >= size_) return;
+  if (offset >= size()) return;
   const std::uint64_t page = page_bytes();
   const std::uint64_t first = offset / page * page;
-  const std::uint64_t end = std::min<std::uint64_t>(offset + bytes, reserved_);
-  if (end > first) ::madvise(base_ + first, static_cast<std::size_t>(end - first), MADV_WILLNEED);
+  const std::uint64_t end = std::min<std::uint64_t>(offset + bytes, mapping_.length());
+  if (end > first)
+    ::madvise(mapping_.data() + first, static_cast<std::size_t>(end - first), MADV_WILLNEED);
 }
 
 }  // namespace gpusort::io

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 
+#include "core/unique_mapping.hpp"
 #include "io/file_descriptor.hpp"
 
 namespace gpusort::io {
@@ -30,22 +31,21 @@ class file_view {
 
   /// Maps `pieces` (fits() must hold). @throw gpusort::error naming the file that failed
   explicit file_view(std::span<const file_piece> pieces);
-  file_view(file_view&& other) noexcept;
-  file_view& operator=(file_view&& other) noexcept;
-  file_view(const file_view&) = delete;
-  file_view& operator=(const file_view&) = delete;
-  ~file_view();
+  /// A view moved from is empty.
+  file_view(file_view&& other) noexcept = default;
+  file_view& operator=(file_view&& other) noexcept = default;
 
-  [[nodiscard]] const std::byte* data() const noexcept { return base_; }
-  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  [[nodiscard]] const std::byte* data() const noexcept { return mapping_.data(); }
+  [[nodiscard]] std::uint64_t size() const noexcept {
+    return mapping_.data() != nullptr ? size_ : 0;
+  }
   /// Starts reading [offset, offset + bytes) into the page cache in the background (best
   /// effort: a page already cached costs a lookup).
   void will_need(std::uint64_t offset, std::uint64_t bytes) const noexcept;
 
  private:
-  std::byte* base_ = nullptr;
+  unique_mapping mapping_;  // whole pages of address space, the pieces mapped over them
   std::uint64_t size_ = 0;
-  std::size_t reserved_ = 0;  // whole pages of address space, from base_
 };
 
 /// The system's page size.

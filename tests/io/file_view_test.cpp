@@ -86,6 +86,8 @@ TEST(FileView, MovesAndMapsNothingForNoBytes) {
   EXPECT_EQ(std::memcmp(b.data(), data.data(), data.size()), 0);
   a = std::move(b);
   EXPECT_EQ(std::memcmp(a.data(), data.data(), data.size()), 0);
+  EXPECT_EQ(b.size(), 0u);  // NOLINT(bugprone-use-after-move): a view moved from is empty
+  EXPECT_EQ(b.data(), nullptr);
 }
 
 }  // namespace
