@@ -4,7 +4,9 @@
 # BUDGET_S (GPU runs spill), and the default GPU path, BUDGET_REPEAT (1) times each, every
 # output validated. Walls into $OUT/budget.csv, the --stats of every sort into $OUT/budget.log.
 # BUDGET_BINARIES (default gpusort): programs of the package's bin/ to run each case with, in
-# turn (an A/B of two builds in the same run); CASES (default "cpu gpu-spill gpu").
+# turn (an A/B of two builds in the same run); CASES (default "cpu gpu-spill gpu"); BUDGET_TEMP
+# (default the work folder): the -T directory of the spilled runs, e.g. /dev/shm to leave the
+# disk out.
 # Usage: budget_run.sh PACKAGE_DIR   (a folder made by scripts/package-device.sh)
 set -u -o pipefail
 pkg=$1
@@ -14,6 +16,7 @@ work=${WORK:-/tmp/gpusort-work}
 size=${BUDGET_SIZES:-16G}
 budget=${BUDGET_S:-4G}
 gpu_memory=${BUDGET_GPU:-2G}
+temp=${BUDGET_TEMP:-$work}
 export LD_LIBRARY_PATH=$pkg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p "$out" "$work"
 echo "size,case,binary,run,wall_s,valid" > "$out/budget.csv"
@@ -35,7 +38,7 @@ for s in $size; do
       for b in ${BUDGET_BINARIES:-gpusort}; do
         echo "### $s $c: $b ${option[*]} --stats --verbose" >> "$out/budget.log"
         start=$EPOCHREALTIME
-        "$bin/$b" "${option[@]}" -T "$work" --stats --verbose "$in" -o "$work/budget-out.bin" \
+        "$bin/$b" "${option[@]}" -T "$temp" --stats --verbose "$in" -o "$work/budget-out.bin" \
           >> "$out/budget.log" 2>&1
         wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
         valid=no
