@@ -19,8 +19,8 @@ bool vector_merge_supported() noexcept {
 #if !defined(__x86_64__)
 std::size_t vector_merge_scratch_bytes(std::size_t, vector_layout) noexcept { return 0; }
 
-bool vector_merge(const vector_input*, std::size_t, std::byte*, std::uint64_t, vector_layout,
-                  const vector_key_masks&, std::byte*) noexcept {
+std::uint64_t vector_merge(const vector_input*, std::size_t, std::byte*, std::uint64_t,
+                           vector_layout, const vector_key_masks&, std::byte*) noexcept {
   std::abort();  // unreachable: vector_merge_supported() is false
 }
 #endif

@@ -1,9 +1,10 @@
 // The vector merge: a multiway merge of runs of 64-bit keys, alone or with a 64-bit payload,
 // built as a tree of two-way merges whose every step merges sixteen records (two vectors) with
-// an AVX-512 bitonic network. Records of a 32-bit key, alone or with a 32-bit payload, travel
-// as one 64-bit word each, the key in its upper half. Each tree node writes a small buffer
-// that its parent reads, so all levels run out of the L2 cache and the runs are read once, the
-// output written once.
+// an AVX-512 bitonic network. Records that are a 32-bit key travel as one 64-bit word each,
+// the key in its upper half. (32-bit keys with a 4-byte payload repeat too often for it: among
+// 2^25 uniform keys one record in 128 has an equal neighbour, and the loser tree merged them
+// faster on the development VM.) Each tree node writes a small buffer that its parent reads, so
+// all levels run out of the L2 cache and the runs are read once, the output written once.
 //
 // A loser tree pays a chain of dependent, unpredictable compares per level for every record;
 // the network pays a few cycles per record and level (about 1.1 ns on the GPU machine's cores),
@@ -27,8 +28,6 @@ enum class vector_layout : std::uint8_t {
   key_value,    ///< 16-byte records, 64-bit key at offset 0
   value_key,    ///< 16-byte records, 64-bit key at offset 8
   key32,        ///< 4-byte records that are their 32-bit key
-  key32_value,  ///< 8-byte records, 32-bit key at offset 0
-  value_key32,  ///< 8-byte records, 32-bit key at offset 4
 };
 
 /// The order-preserving map of gpusort::detail::key_codec<std::uint64_t>, or of
@@ -63,12 +62,15 @@ inline constexpr std::size_t vector_merge_max_runs = 256;
  *   merge pads its inputs with that key (records of one word may: the padding equals them).
  * - `scratch` holds vector_merge_scratch_bytes(runs, layout) bytes, 64-byte aligned.
  * - Requires vector_merge_supported().
- * Returns false, with `out` partly written, when records with a payload and equal keys meet
- * in the output (where a stable merge would have to decide their order); true when `out` is
- * the merge, which is then the stable merge as well.
+ * Returns how many records at the start of `out` are final: `count` when `out` is the merge
+ * (which is then the stable merge as well); fewer, with `out` written further, when records
+ * with a payload and equal keys meet in the output (where a stable merge would have to decide
+ * their order): records before the first of them (up to the start of the stretch of the
+ * output being written when the tie showed), from which the caller merges on.
  */
-[[nodiscard]] bool vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
-                                std::uint64_t count, vector_layout layout,
-                                const vector_key_masks& masks, std::byte* scratch) noexcept;
+[[nodiscard]] std::uint64_t vector_merge(const vector_input* inputs, std::size_t runs,
+                                         std::byte* out, std::uint64_t count,
+                                         vector_layout layout, const vector_key_masks& masks,
+                                         std::byte* scratch) noexcept;
 
 }  // namespace gpusort::cpu::detail

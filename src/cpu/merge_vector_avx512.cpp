@@ -171,14 +171,8 @@ template <vector_layout Layout>
 class merge_tree {
  public:
   static constexpr bool has_values = separate_values(Layout);
-  /// A 32-bit key in the upper half of the record's word, its payload (if any) in the lower:
-  /// ordering the words orders the keys, and the lower half decides only between equal keys.
-  static constexpr bool narrow = Layout == vector_layout::key32 ||
-                                 Layout == vector_layout::key32_value ||
-                                 Layout == vector_layout::value_key32;
-  /// Records whose equal keys the network could reorder: checked at the root.
-  static constexpr bool has_payload = has_values || Layout == vector_layout::key32_value ||
-                                      Layout == vector_layout::value_key32;
+  /// A 32-bit key, carried in the upper half of a word whose lower half is zero.
+  static constexpr bool narrow = Layout == vector_layout::key32;
   static constexpr std::uint32_t record_bytes =
       has_values ? 16 : Layout == vector_layout::key32 ? 4 : 8;
   /// Whole cache lines go past the caches only where eight records fill them.
@@ -199,21 +193,23 @@ class merge_tree {
     root_ = build(inputs, 0, runs, next);
   }
 
-  /// Writes the merge; false (early) where (key, payload) records with equal keys meet.
-  bool run(std::byte* out, std::uint64_t count) {
+  /// Writes the merge; returns the records at the start of `out` that are final: `count`, or
+  /// fewer where records with a payload and equal keys meet (those before the first of them).
+  std::uint64_t run(std::byte* out, std::uint64_t count) {
     vertex& root = vertices_[root_];
     std::uint64_t written = 0;
     while (written < count) {
       fill(root);
       const std::uint32_t take = static_cast<std::uint32_t>(min_u64(root.len, count - written));
-      if (!store_records(root, take, out + written * record_bytes, written == 0)) {
+      bool tie_with_last = false;
+      if (!store_records(root, take, out + written * record_bytes, written == 0, tie_with_last)) {
         if constexpr (streams) _mm_sfence();
-        return false;
+        return tie_with_last ? written - 1 : written;
       }
       written += take;
     }
     if constexpr (streams) _mm_sfence();  // the streamed lines before the caller goes on
-    return true;
+    return count;
   }
 
  private:
@@ -241,7 +237,7 @@ class merge_tree {
   }
 
   /// A mask of the key's bits where the key lies in the word: a narrow key's sign is the
-  /// word's top bit too, and its masks leave the payload's half alone.
+  /// word's top bit too.
   static __m512i key_mask(std::uint64_t mask) {
     return _mm512_set1_epi64(static_cast<long long>(narrow ? mask << 32 : mask));
   }
@@ -289,8 +285,6 @@ class merge_tree {
     } else {
       k = r == lanes ? _mm512_loadu_si512(src)
                      : _mm512_maskz_loadu_epi64(static_cast<__mmask8>((1u << r) - 1), src);
-      // Little-endian: a key at offset 0 is the word's lower half; the upper half orders.
-      if constexpr (Layout == vector_layout::key32_value) k = _mm512_rol_epi64(k, 32);
       v = k;
     }
     k = normalize(k);
@@ -326,7 +320,6 @@ class merge_tree {
       _mm512_mask_cvtepi64_storeu_epi32(dst, static_cast<__mmask8>((1u << r) - 1),
                                         _mm512_srli_epi64(k, 32));
     } else {
-      if constexpr (Layout == vector_layout::key32_value) k = _mm512_ror_epi64(k, 32);
       if (stream) {
         _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), k);
       } else if (r == lanes) {
@@ -470,14 +463,13 @@ class merge_tree {
     return n;
   }
 
-  /// The bits of a buffered word that two records with equal keys share.
-  static __m512i tie_key(__m512i words) { return narrow ? _mm512_srli_epi64(words, 32) : words; }
-
   /// Writes `count` records of the root's buffer to `out` as records again. With payloads,
   /// first checks that no key equals the one before it (`first`: the merge's first records,
-  /// which have none before them); false, with nothing written, where one does.
-  bool store_records(vertex& root, std::uint32_t count, std::byte* out, bool first) {
-    if constexpr (has_payload) {
+  /// which have none before them); false, with nothing written, where one does, and
+  /// `tie_with_last` set where the first of these records ties with the last one written.
+  bool store_records(vertex& root, std::uint32_t count, std::byte* out, bool first,
+                     bool& tie_with_last) {
+    if constexpr (has_values) {
       __mmask8 equal = 0;
       for (std::uint32_t i = 0; i < count; i += lanes) {
         const std::uint32_t r = count - i < lanes ? count - i : lanes;
@@ -486,8 +478,9 @@ class merge_tree {
         const __m512i before = _mm512_alignr_epi64(k, last_key_, 7);
         auto lanes_in = static_cast<__mmask8>(r == lanes ? 0xFFu : (1u << r) - 1);
         if (first && i == 0) lanes_in = static_cast<__mmask8>(lanes_in & 0xFEu);
-        equal = static_cast<__mmask8>(
-            equal | _mm512_mask_cmpeq_epu64_mask(lanes_in, tie_key(k), tie_key(before)));
+        const __mmask8 ties = _mm512_mask_cmpeq_epu64_mask(lanes_in, k, before);
+        if (i == 0) tie_with_last = (ties & 1u) != 0;
+        equal = static_cast<__mmask8>(equal | ties);
         last_key_ = _mm512_permutexvar_epi64(_mm512_set1_epi64(r - 1), k);
       }
       if (equal != 0) return false;
@@ -523,8 +516,8 @@ class merge_tree {
 };
 
 template <vector_layout Layout>
-bool merge_with(const vector_input* inputs, std::size_t runs, std::byte* out,
-                std::uint64_t count, const vector_key_masks& masks, std::byte* scratch) {
+std::uint64_t merge_with(const vector_input* inputs, std::size_t runs, std::byte* out,
+                         std::uint64_t count, const vector_key_masks& masks, std::byte* scratch) {
   merge_tree<Layout> tree(inputs, runs, masks, scratch);
   return tree.run(out, count);
 }
@@ -537,9 +530,9 @@ std::size_t vector_merge_scratch_bytes(std::size_t runs, vector_layout layout) n
   return round_up(vertices * sizeof(vertex)) + vertices * buffer_bytes(separate_values(layout));
 }
 
-bool vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
-                  std::uint64_t count, vector_layout layout, const vector_key_masks& masks,
-                  std::byte* scratch) noexcept {
+std::uint64_t vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
+                           std::uint64_t count, vector_layout layout,
+                           const vector_key_masks& masks, std::byte* scratch) noexcept {
   switch (layout) {
     case vector_layout::key:
       return merge_with<vector_layout::key>(inputs, runs, out, count, masks, scratch);
@@ -549,12 +542,8 @@ bool vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,
       return merge_with<vector_layout::value_key>(inputs, runs, out, count, masks, scratch);
     case vector_layout::key32:
       return merge_with<vector_layout::key32>(inputs, runs, out, count, masks, scratch);
-    case vector_layout::key32_value:
-      return merge_with<vector_layout::key32_value>(inputs, runs, out, count, masks, scratch);
-    case vector_layout::value_key32:
-      return merge_with<vector_layout::value_key32>(inputs, runs, out, count, masks, scratch);
   }
-  return false;
+  return 0;
 }
 
 }  // namespace gpusort::cpu::detail

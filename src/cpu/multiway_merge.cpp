@@ -1,7 +1,7 @@
 // Parallel multiway merge: cuts the output into parts by multi-sequence selection and merges each
 // part on its own TBB task (copy, two-way merge or loser tree, by how many runs it touches; the
 // vector merge of cpu/merge_vector.hpp for 64-bit keys alone or with an 8-byte payload, and for
-// 32-bit keys alone or with a 4-byte payload).
+// 32-bit keys alone).
 #include "cpu/multiway_merge.hpp"
 
 #include <tbb/blocked_range.h>
@@ -78,9 +78,6 @@ std::optional<detail::vector_layout> vector_layout_for(const record_format& form
   if (format.type == key_type::bytes) return std::nullopt;
   if (gpusort::detail::has_32bit_word(format.type)) {
     if (format.record_size == 4) return detail::vector_layout::key32;
-    if (format.record_size != 8) return std::nullopt;
-    if (format.key_offset == 0) return detail::vector_layout::key32_value;
-    if (format.key_offset == 4) return detail::vector_layout::value_key32;
     return std::nullopt;
   }
   if (format.record_size == 8) return detail::vector_layout::key;
@@ -124,6 +121,59 @@ bool vector_merge_allowed(const Keys& keys, detail::vector_layout layout,
   return std::none_of(slices.begin(), slices.end(), [&](const run_slice& s) {
     return keys.load(s.end - size) == ~std::uint64_t{0};
   });
+}
+
+/// Records merged by the loser tree past a tie before the vector merge takes over again.
+constexpr std::uint64_t tie_stretch_records = std::uint64_t{1} << 14;
+
+/// Merges one part (`count` records of `slices`) into `out` with the vector merge. Where
+/// records with a payload and equal keys meet, `merge_stable` (the loser tree) merges the
+/// next tie_stretch_records from there, cut by the same stable selection as the parts, and the
+/// vector merge goes on after them; where ties come sooner than that, it merges the rest.
+template <typename Keys, typename StableMerge>
+void merge_part_with_vectors(const Keys& keys, std::uint32_t record_size,
+                             detail::vector_layout layout, std::span<const run_slice> slices,
+                             std::uint64_t count, std::byte* out, vector_scratch& scratch,
+                             const StableMerge& merge_stable) {
+  const detail::vector_key_masks masks{keys.codec.sign_mask, keys.codec.float_mask,
+                                       keys.codec.order_mask};
+  std::vector<run_view> views;
+  for (const run_slice& s : slices)
+    views.push_back({s.begin, static_cast<std::uint64_t>(s.end - s.begin) / record_size});
+  std::vector<std::uint64_t> from(views.size(), 0);  // the runs' cuts at rank `done`
+  std::vector<std::uint64_t> to(views.size(), 0);
+  auto slices_between = [&](std::span<const std::uint64_t> lo, std::span<const std::uint64_t> hi) {
+    std::vector<run_slice> s;
+    for (std::size_t j = 0; j < views.size(); ++j)
+      if (hi[j] > lo[j])
+        s.push_back({views[j].data + lo[j] * record_size, views[j].data + hi[j] * record_size});
+    return s;
+  };
+  std::uint64_t done = 0;
+  while (done < count) {
+    std::vector<detail::vector_input> inputs;
+    for (std::size_t j = 0; j < views.size(); ++j)
+      if (views[j].count > from[j])
+        inputs.push_back({views[j].data + from[j] * record_size, views[j].count - from[j]});
+    if (inputs.size() < 2) {
+      for (std::size_t j = 0; j < views.size(); ++j) to[j] = views[j].count;
+      merge_stable(slices_between(from, to), out + done * record_size);
+      return;
+    }
+    const std::uint64_t final = detail::vector_merge(
+        inputs.data(), inputs.size(), out + done * record_size, count - done, layout, masks,
+        scratch.get(detail::vector_merge_scratch_bytes(inputs.size(), layout)));
+    done += final;
+    if (done == count) return;
+    const std::uint64_t stretch =
+        final < tie_stretch_records ? count - done : std::min(count - done, tie_stretch_records);
+    detail::select_cuts_into(keys, std::span<const run_view>(views), record_size, done, from);
+    detail::select_cuts_into(keys, std::span<const run_view>(views), record_size,
+                             done + stretch, to);
+    merge_stable(slices_between(from, to), out + done * record_size);
+    done += stretch;
+    from = to;
+  }
 }
 
 template <typename Keys, std::uint32_t RecordSize>
@@ -183,11 +233,10 @@ void merge_parts(const Keys& keys, record_stride<RecordSize> stride,
       detail::merge_loser_tree(keys, stride, std::span<const run_slice>(slices), out);
     }
   };
-  // The vector merge's layouts: u64 records of 8 or 16 bytes; u32 records of 4, or of 8 bytes
-  // (which take the stride of any size).
+  // The vector merge's layouts: u64 records of 8 or 16 bytes, u32 records of 4.
   constexpr bool vector_stride =
       (std::is_same_v<Keys, word_keys<std::uint64_t>> && (RecordSize == 8 || RecordSize == 16)) ||
-      (std::is_same_v<Keys, word_keys<std::uint32_t>> && (RecordSize == 4 || RecordSize == 0));
+      (std::is_same_v<Keys, word_keys<std::uint32_t>> && RecordSize == 4);
   if constexpr (vector_stride) {
     if (vector) {
       tbb::enumerable_thread_specific<vector_scratch> scratch;
@@ -195,18 +244,9 @@ void merge_parts(const Keys& keys, record_stride<RecordSize> stride,
         const std::vector<run_slice> slices = part_slices(p);
         if (slices.size() >= 2 && slices.size() <= detail::vector_merge_max_runs &&
             vector_merge_allowed(keys, *vector, slices)) {
-          std::vector<detail::vector_input> inputs;
-          inputs.reserve(slices.size());
-          for (const run_slice& s : slices)
-            inputs.push_back({s.begin, static_cast<std::uint64_t>(s.end - s.begin) / record_size});
-          const detail::vector_key_masks masks{keys.codec.sign_mask, keys.codec.float_mask,
-                                               keys.codec.order_mask};
-          // (Key, payload) records whose keys repeat: the network may have reordered them.
-          if (detail::vector_merge(
-                  inputs.data(), inputs.size(), part_dst(p), ranks[p + 1] - ranks[p], *vector,
-                  masks,
-                  scratch.local().get(detail::vector_merge_scratch_bytes(inputs.size(), *vector))))
-            return;
+          merge_part_with_vectors(keys, record_size, *vector, slices, ranks[p + 1] - ranks[p],
+                                  part_dst(p), scratch.local(), merge_part);
+          return;
         }
         merge_part(slices, part_dst(p));
       });
