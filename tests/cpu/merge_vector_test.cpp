@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,21 @@ TEST(vector_merge_policy, takes_keys_alone_or_with_a_payload_of_their_width) {
   EXPECT_FALSE(merges_with_vectors(test::make_format("bytes:8", 8, 0), {}));
 }
 
+/// merge_ranks_in_parts of `count` 16-byte records in `parts` parts writes the same bytes with
+/// the vector merge as without it.
+void expect_merged_as_by_the_loser_tree(std::span<const run_view> views, std::size_t count,
+                                        const record_format& format, std::uint64_t parts) {
+  std::vector<record16> vector_out(count);
+  std::vector<record16> tree_out(count);
+  merge_policy off;
+  off.vector = false;
+  merge_ranks_in_parts(views, 0, count, reinterpret_cast<std::byte*>(vector_out.data()), format,
+                       false, parts);
+  merge_ranks_in_parts(views, 0, count, reinterpret_cast<std::byte*>(tree_out.data()), format,
+                       false, parts, off);
+  EXPECT_TRUE(vector_out == tree_out) << parts << " parts";
+}
+
 /// merge_ranks_in_parts on 16-byte records, with the vector merge and without: byte-identical
 /// outputs (the stable merge), for distinct keys, repeated keys and the padding key.
 TEST(vector_merge_policy, pairs_merge_exactly_as_the_loser_tree_merges) {
@@ -290,18 +306,8 @@ TEST(vector_merge_policy, pairs_merge_exactly_as_the_loser_tree_merges) {
         v.data = reinterpret_cast<const std::byte*>(records.data() + at);
         at += v.count;
       }
-      std::vector<record16> vector_out(records.size());
-      std::vector<record16> tree_out(records.size());
-      merge_policy off;
-      off.vector = false;
-      for (std::uint64_t parts : {1, 7}) {
-        merge_ranks_in_parts(views, 0, records.size(),
-                             reinterpret_cast<std::byte*>(vector_out.data()), format, false, parts);
-        merge_ranks_in_parts(views, 0, records.size(),
-                             reinterpret_cast<std::byte*>(tree_out.data()), format, false, parts,
-                             off);
-        ASSERT_TRUE(vector_out == tree_out) << parts << " parts";
-      }
+      for (std::uint64_t parts : {1, 7})
+        expect_merged_as_by_the_loser_tree(views, records.size(), format, parts);
     }
   }
 }
@@ -332,18 +338,8 @@ TEST(vector_merge_policy, sparse_ties_are_merged_stably_and_the_network_goes_on)
     }
     for (std::size_t j = 0, at = 0; j < keys.size(); at += keys[j].size(), ++j)
       views.push_back({reinterpret_cast<const std::byte*>(records.data() + at), keys[j].size()});
-    std::vector<record16> vector_out(records.size());
-    std::vector<record16> tree_out(records.size());
-    merge_policy off;
-    off.vector = false;
-    for (std::uint64_t parts : {1, 3}) {
-      merge_ranks_in_parts(views, 0, records.size(),
-                           reinterpret_cast<std::byte*>(vector_out.data()), format, false, parts);
-      merge_ranks_in_parts(views, 0, records.size(),
-                           reinterpret_cast<std::byte*>(tree_out.data()), format, false, parts,
-                           off);
-      ASSERT_TRUE(vector_out == tree_out) << parts << " parts";
-    }
+    for (std::uint64_t parts : {1, 3})
+      expect_merged_as_by_the_loser_tree(views, records.size(), format, parts);
   }
 }
 
