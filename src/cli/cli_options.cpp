@@ -109,8 +109,8 @@ std::vector<option_group> option_groups() {
        "cgroup's memory limit where smaller; the default is 50%; at least 4M, at most the "
        "usable memory)")
       ("temporary-directory,T", po::value<std::string>()->value_name("DIR"),
-       "directory for runs spilled to disk (default $TMPDIR or /tmp), striped across eight "
-       "files written in parallel")
+       "directory for runs spilled to disk (default $TMPDIR or /tmp), striped across up to "
+       "eight files written in parallel")
       ("parallel", po::value<std::string>()->value_name("N"),
        "use at most N threads for CPU work (default, and at most: the CPUs available)")
       ("devices", po::value<std::string>()->value_name("LIST"),

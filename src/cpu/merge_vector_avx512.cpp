@@ -173,8 +173,7 @@ class merge_tree {
   static constexpr bool has_values = separate_values(Layout);
   /// A 32-bit key, carried in the upper half of a word whose lower half is zero.
   static constexpr bool narrow = Layout == vector_layout::key32;
-  static constexpr std::uint32_t record_bytes =
-      has_values ? 16 : Layout == vector_layout::key32 ? 4 : 8;
+  static constexpr std::uint32_t record_bytes = has_values ? 16 : narrow ? 4 : 8;
   /// Whole cache lines go past the caches only where eight records fill them.
   static constexpr bool streams = stream_output && lanes * record_bytes % cache_line == 0;
   static constexpr int V = step_vectors;

@@ -78,7 +78,6 @@ std::vector<spill_range> run_store::spill(const std::byte* data, std::uint64_t b
   // O_DIRECT requests already keep the disk busy from one file; through the page cache, each
   // file takes one writer at a time (the inode lock), so parallel stripes need files of their own.
   const std::size_t files = direct_ ? 1 : striping_.files;
-  while (spill_files_.size() < files) spill_files_.push_back({new_spill_file(), 0});
   const std::uint64_t block = run_start(1);
   const std::uint64_t stripes =
       std::clamp<std::uint64_t>(bytes / std::max<std::uint64_t>(striping_.min_stripe_bytes, 1),
@@ -86,6 +85,7 @@ std::vector<spill_range> run_store::spill(const std::byte* data, std::uint64_t b
   const std::uint64_t stripe = (bytes / stripes + block - 1) / block * block;
   std::vector<spill_range> pieces;
   for (std::uint64_t at = 0, i = 0; at < bytes; at += stripe, ++i) {
+    if (i == spill_files_.size()) spill_files_.push_back({new_spill_file(), 0});  // first use
     spill_target& target = spill_files_[i];
     target.end = run_start(target.end);
     pieces.push_back({target.file, target.end, std::min(stripe, bytes - at)});
