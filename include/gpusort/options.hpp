@@ -35,8 +35,8 @@ enum class merge_location : std::uint8_t {
   gpu,
 };
 
-/// Which GPUs may be used. One GPU sorts today, the first selected; the others are probed
-/// and shown by --verbose.
+/// Which GPUs may be used. A file of more than one chunk is shared among all of them, each
+/// forming runs of its part at once; one chunk, or a stream, is sorted by the first.
 struct device_selection {
   enum class mode : std::uint8_t {
     automatic,  ///< every visible GPU; the CPU when there is none

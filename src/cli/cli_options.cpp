@@ -117,8 +117,8 @@ std::vector<option_group> option_groups() {
        "GPUs to use: auto (default: every GPU present, the CPU when there is none or the "
        "input is small, see --algorithm), all "
        "(every GPU present; an error without one), none (CPU only), or device ids, "
-       "comma-separated, such as 0,1 (the first selected GPU sorts until gpusort sorts on "
-       "several; --verbose shows them all)")
+       "comma-separated, such as 0,1; a file of more than one chunk is shared among them, "
+       "each forming runs of its part at once; one chunk or a stream goes to the first")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default: the CPU for files of up to 64 MiB per CPU, else the GPU "
        "when present, there the faster of hrs and onesweep by chunk size and sampled key "
@@ -126,7 +126,7 @@ std::vector<option_group> option_groups() {
        "(hybrid radix sort on the GPU; equal keys of records with a payload in no particular "
        "order), onesweep (CUB on the GPU), cpu (host radix sort)")
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),
-       "device memory budget, e.g. 4G (default: most of the free memory)")
+       "device memory budget of each GPU, e.g. 4G (default: most of its free memory)")
       ("merge-on", po::value<std::string>()->value_name("WHERE"),
        "where runs of several GPU chunks become the output: auto (default: gpu where it "
        "applies, the output stays within the kernel's dirty-page limit and the runs are more "

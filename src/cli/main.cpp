@@ -26,21 +26,6 @@ void raise_open_file_limit() {
   }
 }
 
-/// --devices 0,1 is accepted, so that scripts written for several GPUs run, but one GPU sorts:
-/// say so rather than let the user believe the others help.
-void warn_if_several_devices(const gpusort::device_selection& devices) {
-  if (devices.how != gpusort::device_selection::mode::list || devices.ids.size() < 2) return;
-  std::string list;
-  for (const int id : devices.ids) {
-    if (!list.empty()) list += ',';
-    list += std::to_string(id);
-  }
-  std::fprintf(stderr,
-               "gpusort: warning: --devices %s: only the first listed GPU (device %d) is used; "
-               "sorting on several GPUs is not supported yet\n",
-               list.c_str(), devices.ids.front());
-}
-
 /// -c and -C: exit 0 when sorted, 1 at the first record out of order (named by -c), 2 on
 /// trouble.
 int check(const gpusort::cli::request& req) {
@@ -92,7 +77,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpusort: warning: --buffer-size %s is below the minimum; using %s\n",
                  format_bytes(req.options.buffer_bytes).c_str(),
                  format_bytes(min_buffer_bytes).c_str());
-  warn_if_several_devices(req.options.devices);
   io::install_signal_cleanup();
   raise_open_file_limit();
   try {

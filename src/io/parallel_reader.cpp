@@ -11,8 +11,16 @@ namespace gpusort::io {
 parallel_reader::parallel_reader(const input_source& input, std::size_t piece_bytes,
                                  unsigned threads, piece_buffers& buffers,
                                  const transfer_config& config, trace_recorder* trace)
+    : parallel_reader(input, 0, input.known_size().value_or(0), piece_bytes, threads, buffers,
+                      config, trace) {}
+
+parallel_reader::parallel_reader(const input_source& input, std::uint64_t begin,
+                                 std::uint64_t end, std::size_t piece_bytes, unsigned threads,
+                                 piece_buffers& buffers, const transfer_config& config,
+                                 trace_recorder* trace)
     : input_(input),
-      total_(input.known_size().value_or(0)),
+      begin_(begin),
+      total_(end >= begin ? end - begin : 0),
       piece_bytes_(piece_bytes),
       pieces_(0),
       buffers_(buffers),
@@ -20,6 +28,8 @@ parallel_reader::parallel_reader(const input_source& input, std::size_t piece_by
       trace_(trace) {
   GPUSORT_EXPECTS(input.known_size().has_value(), "parallel_reader: input of unknown size");
   GPUSORT_EXPECTS(piece_bytes_ > 0, "parallel_reader: empty pieces");
+  GPUSORT_EXPECTS(begin <= end && end <= *input.known_size(),
+                  "parallel_reader: a range beyond the input");
   pieces_ = (total_ + piece_bytes_ - 1) / piece_bytes_;
   const unsigned n = static_cast<unsigned>(std::clamp<std::uint64_t>(pieces_, 1, std::max(threads, 1u)));
   threads_.reserve(n);
@@ -66,9 +76,10 @@ void parallel_reader::run() noexcept {
       const std::uint64_t offset = index * piece_bytes_;
       const std::size_t bytes =
           static_cast<std::size_t>(std::min<std::uint64_t>(piece_bytes_, total_ - offset));
+      const std::uint64_t at = begin_ + offset;
       try {
         trace_recorder::scope timer(trace_, "read", bytes);
-        input_.read_at(offset, {buffer, bytes}, ring, config_);
+        input_.read_at(at, {buffer, bytes}, ring, config_);
       } catch (...) {
         buffers_.release(buffer);
         throw;

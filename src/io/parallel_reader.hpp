@@ -52,6 +52,10 @@ class parallel_reader {
   parallel_reader(const input_source& input, std::size_t piece_bytes, unsigned threads,
                   piece_buffers& buffers, const transfer_config& config,
                   trace_recorder* trace = nullptr);
+  /// The pieces of bytes [begin, end) of the input only: one GPU's share of it.
+  parallel_reader(const input_source& input, std::uint64_t begin, std::uint64_t end,
+                  std::size_t piece_bytes, unsigned threads, piece_buffers& buffers,
+                  const transfer_config& config, trace_recorder* trace = nullptr);
   ~parallel_reader();
   parallel_reader(const parallel_reader&) = delete;
   parallel_reader& operator=(const parallel_reader&) = delete;
@@ -62,7 +66,8 @@ class parallel_reader {
   void run() noexcept;
 
   const input_source& input_;
-  std::uint64_t total_;
+  std::uint64_t begin_;
+  std::uint64_t total_;  // bytes from begin_
   std::size_t piece_bytes_;
   std::uint64_t pieces_;
   piece_buffers& buffers_;

@@ -109,6 +109,7 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const r
   io::uring ring(64);
   host_buffer scratch;  // sized for the largest chunk so far
   std::uint64_t formed = 0;  // records sorted into runs so far
+  std::uint64_t run = 0;     // the next run's id
 
   auto sort_and_store = [&](filled_chunk c) {
     const std::uint64_t scratch_bytes = cpu::sort_scratch_bytes(c.records, format);
@@ -126,7 +127,7 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const r
     // The last run of a known input stays in memory: the read-ahead buffer is free by now,
     // and the merge that follows has the budget that the scratch leaves.
     const bool last = input.known_size() && formed * rec == *input.known_size();
-    store.add(std::move(c.buffer), c.records, ring, {}, last);
+    store.add(run++, std::move(c.buffer), c.records, ring, {}, last);
   };
 
   if (layout.single_run) {

@@ -44,17 +44,15 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
   facts.chunk_records = chunks.chunk_records;
   facts.sorts_records = gpu::supports_format(options.format);
   facts.devices = devices;
-  // Once, for every selected GPU: the multi-GPU sort will need it, --verbose shows it.
+  // Once, for every selected GPU: --verbose shows how they reach each other.
   facts.topology = gpu::probe_topology(devices);
-  // A list of several is warned about by the command (the user asked for them); all and auto
-  // pick several by themselves, which only --verbose mentions.
   if (devices.size() > 1)
     gpu_note = std::to_string(devices.size()) + " GPUs selected (--devices " +
                (options.devices.how == mode::list ? device_list_text(devices)
                 : options.devices.how == mode::all ? std::string("all")
                                                    : std::string("auto")) +
-               "): only the first, device " + std::to_string(id) +
-               ", sorts (sorting on several GPUs is not supported yet)";
+               "); chunks are planned on device " + std::to_string(id) + " (" + info.name +
+               ", " + format_bytes(info.free_bytes) + " free)";
   return facts;
 }
 

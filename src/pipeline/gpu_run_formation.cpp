@@ -1,10 +1,14 @@
-// GPU run formation on the host side: the reader loop that feeds the run former, and the sink
-// its sorted runs go to (run_collector into the run store; gpu_output_writer when the input is
-// one chunk).
+// GPU run formation on the host side: the reader loop that feeds each GPU's run former, and
+// the sink its sorted runs go to (run_collector into the run store; gpu_output_writer when the
+// input is one chunk). Several GPUs form runs of their shares at once, one thread each.
 #include "pipeline/gpu_run_formation.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <future>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "core/host_buffer.hpp"
@@ -23,38 +27,57 @@
 #include "pipeline/staging_pool.hpp"
 
 namespace gpusort::pipeline {
-gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& options,
-                                const gpu_stage_config& config, run_store& store,
-                                const std::function<io::output_sink&(std::uint64_t)>& open_sink,
-                                tbb::task_arena& arena, trace_recorder* trace) {
+namespace {
+
+/// Set by the first share that fails, so that the others stop at their next piece.
+struct share_stop {
+  std::atomic<bool> requested{false};
+  void check() const {
+    if (requested.load(std::memory_order_relaxed))
+      throw error("run formation stopped: another GPU's share failed");
+  }
+};
+
+/// Forms the runs of one share on its GPU; `whole`: the share is the whole input, which may
+/// then go straight into the output as one chunk.
+gpu_run_result form_share(io::input_source& input, const sort_options& options,
+                          const gpu_stage_config& config, const gpu_share& share, bool whole,
+                          run_store& store,
+                          const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+                          tbb::task_arena& arena, trace_recorder* trace, const share_stop& stop) {
   const record_format& format = options.format;
   const bool direct = gpu::supports_format(format);
   const record_format sorted_format = direct ? format : cpu::sort_item_format();
   const std::uint32_t unit = sorted_format.record_size;  // bytes per record the GPU sees
-  const std::size_t staging_bytes = staging_size(input.known_size());
+  // A file's share is read where it lies; a stream (one share) in order.
+  const bool known = input.known_size().has_value();
+  const std::uint64_t share_bytes = known ? share.end - share.begin : 0;
+  const std::uint64_t share_records = share_bytes / format.record_size;
+  const std::size_t staging_bytes =
+      staging_size(known ? std::optional<std::uint64_t>(share_bytes) : std::nullopt);
 
   gpu::run_former_config former_config;
-  former_config.device = config.device;
+  former_config.device = share.device;
+  former_config.first_run_id = share.first_run;
   former_config.format = sorted_format;
   former_config.descending = direct && options.descending;  // items carry the order already
   former_config.algorithm = chunk_algorithm_for(options, direct);
   former_config.memory_budget = options.gpu_memory_bytes;
   former_config.max_chunk_records = config.max_chunk_records;
-  if (const std::optional<std::uint64_t> size = input.known_size()) {
+  if (known) {
     // Slots sized for the whole device would cost seconds of allocation for a small input.
-    const std::uint64_t records = std::max<std::uint64_t>(1, *size / format.record_size);
+    const std::uint64_t records = std::max<std::uint64_t>(1, share_records);
     if (former_config.max_chunk_records == 0 || records < former_config.max_chunk_records)
       former_config.max_chunk_records = records;
+    former_config.expected_records = share_records;
   }
   former_config.piece_bytes = staging_bytes / unit * unit;
-  if (const std::optional<std::uint64_t> size = input.known_size())
-    former_config.expected_records = *size / format.record_size;
 
   // Pinning costs ~85 ms per GiB: pin the output staging while the input streams in, and the
   // input staging while the former sets up the device.
   auto pin = [&] {
     trace_recorder::scope timer(trace, "pin", staging_buffers * staging_bytes);
-    return std::make_shared<staging_pool>(staging_buffers, staging_bytes, config.device);
+    return std::make_shared<staging_pool>(staging_buffers, staging_bytes, share.device);
   };
   std::future<std::shared_ptr<staging_pool>> pinning_in = std::async(std::launch::async, pin);
   std::shared_future<std::shared_ptr<staging_pool>> staging_out =
@@ -62,7 +85,6 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
 
   // The sink and the pinner are created before the former and outlive it: its thread calls
   // them (both are set once the former knows its chunk).
-  const std::optional<std::uint64_t> size = input.known_size();
   std::optional<run_pinner> pinner;
   // What becomes of complete runs: stored as they are, or (items) gathered into records.
   // Both outlive the collector, whose worker thread calls them.
@@ -72,8 +94,8 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   std::unique_ptr<gpu_output_writer> writer;  // one chunk: straight into the output
   std::unique_ptr<run_collector> collector;   // else: runs
   auto make_sink = [&](std::uint64_t chunk_records) -> gpu::run_sink* {
-    if (direct && size && *size / format.record_size <= chunk_records) {
-      writer = std::make_unique<gpu_output_writer>(staging_out, open_sink, *size, arena);
+    if (whole && direct && known && share_records <= chunk_records) {
+      writer = std::make_unique<gpu_output_writer>(staging_out, open_sink, share_bytes, arena);
       return writer.get();
     }
     collector = std::make_unique<run_collector>(unit, chunk_records, staging_out, store,
@@ -114,14 +136,16 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   // 42 GB/s on four threads on the H100 machine (14 GB/s on one); started once the device is
   // set up, since registering and the setup's allocations took turns there (the setup took
   // 0.9 s instead of 0.06 s beside it). A device chunk other than the plan's (the device may
-  // hold the whole input now) gets no pinner: its runs are staged.
-  if (direct && size && chunk == config.pin_chunk_records && *size / format.record_size > chunk) {
-    const std::uint64_t records = *size / format.record_size;
+  // hold the whole input now) gets no pinner: its runs are staged. A share of several GPUs'
+  // gets one even when it is one run: that run is not the output.
+  const bool planned_chunk =
+      config.pin_chunk_records != 0 && chunk == std::min(config.pin_chunk_records, share_records);
+  if (direct && known && planned_chunk && (!whole || share_records > chunk)) {
     std::vector<std::size_t> run_bytes;
-    for (std::uint64_t first = 0; first < records; first += chunk)
+    for (std::uint64_t first = 0; first < share_records; first += chunk)
       run_bytes.push_back(
-          static_cast<std::size_t>(std::min(chunk, records - first) * format.record_size));
-    pinner.emplace(std::move(run_bytes), config.device, run_pin_threads, trace);
+          static_cast<std::size_t>(std::min(chunk, share_records - first) * format.record_size));
+    pinner.emplace(std::move(run_bytes), share.first_run, share.device, run_pin_threads, trace);
   }
   forward.target = make_sink(chunk);
   result.wrote_output = writer != nullptr;
@@ -140,17 +164,22 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   };
 
   try {
-    if (direct && input.known_size()) {
+    if (direct && known) {
       // Records go from the file straight into page-locked staging and on to the device,
       // several pieces read at once.
       const std::size_t piece = staging_bytes / format.record_size * format.record_size;
       io::transfer_config parallel_config = read_config;
       parallel_config.queue_depth = reader_queue_depth;
-      io::parallel_reader reader(input, piece, reader_threads, staging_in, parallel_config, trace);
+      io::parallel_reader reader(input, share.begin, share.end, piece, reader_threads, staging_in,
+                                 parallel_config, trace);
       for (;;) {
         const io::parallel_reader::piece got = reader.next();
         if (got.bytes == 0) break;
         std::byte* p = got.data;
+        if (stop.requested) {
+          staging_in.release(p);
+          stop.check();
+        }
         former.push({p, got.bytes}, [&staging_in, p] { staging_in.release(p); });
       }
     } else if (direct) {
@@ -170,9 +199,23 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
       // Whole chunks are read into host memory (the gather needs them), their items
       // extracted into staging and pushed.
       const std::size_t per_piece = staging_bytes / sizeof(cpu::sort_item);
-      for (std::uint64_t run = 0;; ++run) {
-        host_buffer records(static_cast<std::size_t>(chunk * format.record_size));
-        const std::size_t bytes = read_into(records.span());
+      for (std::uint64_t run = share.first_run;; ++run) {
+        stop.check();
+        // A share of a file is read where it lies, a stream in order.
+        const std::uint64_t at = share.begin + (run - share.first_run) * chunk * format.record_size;
+        const std::uint64_t want =
+            known ? std::min(chunk * format.record_size, share.end - std::min(at, share.end))
+                 : chunk * format.record_size;
+        if (want == 0) break;
+        host_buffer records(static_cast<std::size_t>(want));
+        std::size_t bytes = 0;
+        if (known) {
+          trace_recorder::scope timer(trace, "read", want);
+          input.read_at(at, records.span(), ring, read_config);
+          bytes = static_cast<std::size_t>(want);
+        } else {
+          bytes = read_into(records.span());
+        }
         const std::uint64_t count = bytes / format.record_size;
         if (count == 0) break;
         // Hand the chunk to the collector before its items can come back sorted; the
@@ -216,6 +259,63 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
     collector.reset();
     writer.reset();
     staging_out = {};
+  }
+  return result;
+}
+
+}  // namespace
+
+gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& options,
+                                const gpu_stage_config& config, run_store& store,
+                                const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+                                tbb::task_arena& arena, trace_recorder* trace) {
+  const std::vector<gpu_share> shares =
+      share_input(input.known_size(), options.format.record_size, config.devices);
+  share_stop stop;
+  if (shares.size() == 1)
+    return form_share(input, options, config, shares.front(), true, store, open_sink, arena,
+                      trace, stop);
+  // One thread per GPU drives its share; the store orders the runs by id.
+  std::mutex failure_mutex;
+  std::exception_ptr failure;  // the first share's to fail, not the ones stopped after it
+  std::vector<std::future<gpu_run_result>> running;
+  for (const gpu_share& share : shares)
+    running.push_back(std::async(std::launch::async, [&, share] {
+      try {
+        return form_share(input, options, config, share, false, store, open_sink, arena, trace,
+                          stop);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        stop.requested = true;
+        throw;
+      }
+    }));
+  std::vector<gpu_run_result> done;
+  for (std::future<gpu_run_result>& r : running) {
+    try {
+      done.push_back(r.get());
+    } catch (...) {  // `failure` holds the first
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  gpu_run_result result;
+  std::set<std::string> names;
+  std::set<std::string> sorters;
+  for (const gpu_run_result& r : done) {
+    result.records += r.records;
+    names.insert(r.device_name);
+    sorters.insert(r.sorter);
+  }
+  std::string joined;
+  for (const std::string& n : names) {
+    if (!joined.empty()) joined += ", ";
+    joined += n;
+  }
+  result.device_name = std::to_string(done.size()) + " GPUs (" + joined + ")";
+  for (const std::string& chosen : sorters) {
+    if (!result.sorter.empty()) result.sorter += "; ";
+    result.sorter += chosen;
   }
   return result;
 }

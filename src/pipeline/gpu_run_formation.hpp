@@ -1,6 +1,7 @@
-// Run formation on a GPU: the reader streams records through page-locked staging buffers to
+// Run formation on GPUs: the reader streams records through page-locked staging buffers to
 // the run former; sorted runs come back through staging buffers into the run store, or
-// straight into the output when the whole input is one chunk.
+// straight into the output when the whole input is one chunk. Several GPUs each take a share
+// of the input, with readers, staging and a former of their own.
 #pragma once
 
 #include <tbb/task_arena.h>
@@ -9,11 +10,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpusort/options.hpp"
 #include "gpusort/record_format.hpp"
 #include "io/input_source.hpp"
 #include "io/output_sink.hpp"
+#include "pipeline/gpu_selection.hpp"
 #include "pipeline/run_store.hpp"
 
 namespace gpusort {
@@ -32,7 +35,9 @@ struct gpu_run_result {
 
 /// What the GPU stage needs beyond the sort options.
 struct gpu_stage_config {
-  int device = 0;
+  /// The GPUs that form runs. Several split an input of known size into equal shares, one
+  /// each, formed at once; a stream goes to the first alone.
+  std::vector<int> devices{0};
   std::uint64_t max_chunk_records = 0;  ///< 0: as large as the device budget allows
   /// When set, and the input's size is known and exceeds one chunk of this many records: the
   /// runs' memory is page-locked ahead of the former (run_pinner), the runs come back into it
@@ -42,10 +47,13 @@ struct gpu_stage_config {
 };
 
 /**
- * Forms sorted runs of `input` on the GPU.
- * - When the input's size is known and fits one chunk, the sorted records are written to the
- *   sink that `open_sink(total_bytes)` returns, as they arrive, and no run is stored.
- * - Otherwise each run goes to `store` (resident or spilled by its limit).
+ * Forms sorted runs of `input` on the GPUs of `config`.
+ * - When one GPU takes the input, its size is known and it fits one chunk, the sorted records
+ *   are written to the sink that `open_sink(total_bytes)` returns, as they arrive, and no run
+ *   is stored.
+ * - Otherwise each run goes to `store` (resident or spilled by its limit). Several GPUs form
+ *   runs of their shares at once, each on threads of its own; the first failure stops the
+ *   others and is rethrown.
  * - Formats the former cannot sort directly (payloads over 8 bytes, bytes:N keys) are sorted
  *   as (key, index) items and gathered on the host.
  * - Host-side parallel work runs in `arena`.

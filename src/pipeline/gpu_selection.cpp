@@ -1,4 +1,5 @@
-// resolve_devices: --devices checked against the devices the host shows.
+// resolve_devices: --devices checked against the devices the host shows; share_input: the
+// part of the input each GPU forms into runs.
 #include "pipeline/gpu_selection.hpp"
 
 #include <algorithm>
@@ -48,6 +49,22 @@ std::vector<int> resolve_devices(const device_selection& selection, int visible)
                         ")");
   }
   return selection.ids;
+}
+
+std::vector<gpu_share> share_input(std::optional<std::uint64_t> input_bytes,
+                                   std::uint32_t record_size, const std::vector<int>& devices) {
+  GPUSORT_EXPECTS(!devices.empty(), "share_input: no device");
+  if (!input_bytes || *input_bytes == 0) return {gpu_share{devices.front(), 0, input_bytes.value_or(0), 0}};
+  const std::uint64_t records = *input_bytes / record_size;
+  const std::uint64_t n = std::min<std::uint64_t>(devices.size(), std::max<std::uint64_t>(records, 1));
+  std::vector<gpu_share> shares;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    // Records first, then bytes: every boundary falls between records.
+    const std::uint64_t begin = records * i / n * record_size;
+    const std::uint64_t end = i + 1 == n ? *input_bytes : records * (i + 1) / n * record_size;
+    shares.push_back({devices[i], begin, end, i * share_run_id_stride});
+  }
+  return shares;
 }
 
 }  // namespace gpusort::pipeline

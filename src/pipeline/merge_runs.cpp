@@ -374,6 +374,8 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
                          bool descending, const run_layout& layout, trace_recorder* trace,
                          bool map_spilled_runs) {
   std::vector<sorted_run>& runs = store.runs();
+  // Groups of fewer than two runs would never shrink the list of runs.
+  GPUSORT_EXPECTS(layout.merge_fanin >= 2, "merge_runs: a merge fan-in below 2");
   const bool parallel_windows = sink.parallel_writes();
   const bool all_resident =
       std::all_of(runs.begin(), runs.end(), [](const sorted_run& r) { return r.resident(); });

@@ -215,12 +215,18 @@ std::string gpu_ranges_throttled(std::optional<std::uint64_t> input_bytes,
 /// the vector merge takes a few runs of 64-bit keys at 20 GB/s and more. (32-bit keys move
 /// half the bytes per record through it, and were not measured against gpu_ranges.)
 std::string gpu_ranges_few_runs(std::optional<std::uint64_t> input_bytes,
-                                const sort_options& options, const gpu_facts& gpu) {
+                                const sort_options& options, const gpu_facts& gpu,
+                                std::size_t sorting_gpus) {
   if (!input_bytes || gpu.chunk_records == 0 || options.format.key_size != 8 ||
       !cpu::merges_with_vectors(options.format, cpu::merge_policy{}))
     return {};
-  const std::uint64_t records = *input_bytes / options.format.record_size;
-  const std::uint64_t runs = (records + gpu.chunk_records - 1) / gpu.chunk_records;
+  // Each GPU cuts its own share into chunks (share_input).
+  std::uint64_t runs = 0;
+  std::vector<int> devices(std::max<std::size_t>(sorting_gpus, 1));
+  for (const gpu_share& share : share_input(input_bytes, options.format.record_size, devices)) {
+    const std::uint64_t records = (share.end - share.begin) / options.format.record_size;
+    runs += (records + gpu.chunk_records - 1) / gpu.chunk_records;
+  }
   if (runs > host_merge_max_runs) return {};
   return "its " + std::to_string(runs) + " runs are few enough (at most " +
          std::to_string(host_merge_max_runs) + ") for the host's vector merge to beat a second "
@@ -299,6 +305,7 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     plan.device = gpu.device;
     plan.device_name = gpu.name;
     plan.devices = gpu.devices.empty() ? std::vector<int>{gpu.device} : gpu.devices;
+    plan.sort_devices = {gpu.device};
     plan.topology = gpu.topology;
     plan.gpu_chunk_records = gpu.chunk_records;
     const std::uint64_t records = input_bytes ? *input_bytes / format.record_size : 0;
@@ -310,13 +317,22 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     } else {
       const std::string runs_words = size_words + " exceeds one GPU chunk of " +
                                      std::to_string(gpu.chunk_records) + " records: ";
+      if (plan.devices.size() > 1 && input_bytes) {
+        plan.sort_devices = plan.devices;
+        plan.why.push_back(std::to_string(plan.devices.size()) + " GPUs form runs at once, each " +
+                           "from its own equal share of the file, with its own readers and " +
+                           "staging");
+      } else if (plan.devices.size() > 1) {
+        plan.why.push_back("a stream is read in order: GPU " + std::to_string(gpu.device) +
+                           " forms every run, the other selected GPUs idle");
+      }
       std::string ranges_unfit = gpu_ranges_unfit(input_bytes, options, gpu, plan);
       GPUSORT_EXPECTS(options.merge != merge_location::gpu || ranges_unfit.empty(),
                       "--merge-on gpu: " + ranges_unfit);
       if (ranges_unfit.empty() && options.merge == merge_location::automatic)
         ranges_unfit = gpu_ranges_throttled(input_bytes, facts, plan);
       if (ranges_unfit.empty() && options.merge == merge_location::automatic)
-        ranges_unfit = gpu_ranges_few_runs(input_bytes, options, gpu);
+        ranges_unfit = gpu_ranges_few_runs(input_bytes, options, gpu, plan.sort_devices.size());
       if (options.merge == merge_location::host) {
         plan.how = strategy::gpu_runs;
         plan.why.push_back(runs_words + "runs come back to the host and are merged there " +
@@ -347,8 +363,10 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
       const std::uint64_t run_bytes =
           gpu.chunk_records * (gpu.sorts_records ? format.record_size
                                                  : format.record_size + sizeof(cpu::sort_item));
+      // Each GPU that forms runs holds its own and has its own staging.
       const std::uint64_t beside =
-          gpu_runs_held * run_bytes + 2 * staging_buffers * std::uint64_t{max_staging_bytes};
+          plan.sort_devices.size() *
+          (gpu_runs_held * run_bytes + 2 * staging_buffers * std::uint64_t{max_staging_bytes});
       plan.layout.resident_bytes = plan.budget_bytes > beside ? plan.budget_bytes - beside : 0;
       plan.why.push_back("runs resident up to " + format_bytes(plan.layout.resident_bytes) +
                          ", the rest of the budget left to " + std::to_string(gpu_runs_held) +
@@ -388,7 +406,10 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
 
 std::string sort_plan::describe(const record_format& format) const {
   std::string s = std::string("plan: ") + strategy_name(how);
-  if (device) s += " on GPU " + std::to_string(*device) + " (" + device_name + ")";
+  if (sort_devices.size() > 1)
+    s += " on GPUs " + device_list_text(sort_devices) + " (" + device_name + ")";
+  else if (device)
+    s += " on GPU " + std::to_string(*device) + " (" + device_name + ")";
   s += ", " + std::to_string(threads) + " host threads; ";
   // GPU chunks are the device's; of the host layout only the budget and the fan-in apply.
   // --merge forms no runs: the inputs are the runs.

@@ -40,7 +40,9 @@ struct gpu_facts {
   std::uint64_t chunk_records = 0;
   /// The GPU sorts the records themselves (gpu::supports_format), not (key, index) items.
   bool sorts_records = true;
-  /// Every GPU the options select, in order; `device` is the first, the one that sorts today.
+  /// Every GPU the options select, in order; `device` is the first. The plan takes every
+  /// one to hold chunks of `chunk_records` (a GPU with less memory free forms more, smaller
+  /// runs of its share).
   std::vector<int> devices;
   /// How the selected GPUs are connected (gpu::probe_topology), in the order of `devices`.
   gpu::gpu_topology topology;
@@ -144,6 +146,9 @@ struct sort_plan {
   std::string device_name;
   /// Every selected GPU (gpu_facts::devices), `device` first; empty on the CPU.
   std::vector<int> devices;
+  /// The GPUs that form runs: `device` alone for one chunk or a stream, every selected GPU
+  /// for runs of a file, each taking an equal share of it (share_input).
+  std::vector<int> sort_devices;
   gpu::gpu_topology topology;      ///< of `devices`, for --verbose
   std::uint64_t gpu_chunk_records = 0;  ///< records per GPU chunk (gpu_facts::chunk_records)
   unsigned threads = 1;            ///< host threads (TBB arena)
@@ -183,7 +188,8 @@ struct sort_plan {
  * Plans the sort of `input_bytes` of records (nullopt: a stream of unknown length), output
  * included (plan_output).
  * - A GPU strategy when facts.gpu is set: one chunk when the input's size is known and fits
- *   one chunk, else runs merged on the host.
+ *   one chunk of the first GPU; else runs, formed by every selected GPU at once for a file (a
+ *   stream by the first), merged on the host or sorted again by key range on the GPU.
  * - Else the CPU: one run when the input's size is known and its sort fits the budget; runs
  *   kept in memory when the input fits the budget; spilled runs otherwise (and for streams,
  *   whose runs spill once they outgrow half the budget).

@@ -21,9 +21,9 @@ constexpr unsigned store_ring_entries = 32;
 
 // --- storers ---------------------------------------------------------------------------------
 
-void record_storer::store(std::uint64_t /*run*/, run_pinner::run_memory memory,
+void record_storer::store(std::uint64_t run, run_pinner::run_memory memory,
                           std::uint64_t records, io::uring& ring) {
-  store_.add(std::move(memory.memory), records, ring, std::move(memory.pin));
+  store_.add(run, std::move(memory.memory), records, ring, std::move(memory.pin));
 }
 
 void item_gatherer::keep_chunk(std::uint64_t run, host_buffer records) {
@@ -49,7 +49,7 @@ void item_gatherer::store(std::uint64_t run, run_pinner::run_memory memory,
     });
   }
   memory = {};  // the items go before the records are stored
-  store_.add(std::move(out), records, ring);
+  store_.add(run, std::move(out), records, ring);
 }
 
 // --- collector -------------------------------------------------------------------------------

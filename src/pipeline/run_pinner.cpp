@@ -5,9 +5,9 @@
 
 namespace gpusort::pipeline {
 
-run_pinner::run_pinner(std::vector<std::size_t> run_bytes, int device, unsigned threads,
-                       trace_recorder* trace)
-    : run_bytes_(std::move(run_bytes)), device_(device), trace_(trace),
+run_pinner::run_pinner(std::vector<std::size_t> run_bytes, std::uint64_t first_run, int device,
+                       unsigned threads, trace_recorder* trace)
+    : run_bytes_(std::move(run_bytes)), first_run_(first_run), device_(device), trace_(trace),
       prepared_(run_bytes_.size()), ready_(run_bytes_.size(), 0) {
   for (unsigned t = 0; t < threads && t < run_bytes_.size(); ++t)
     threads_.emplace_back([this] { prepare(); });
@@ -50,8 +50,10 @@ void run_pinner::prepare() {
   }
 }
 
-run_pinner::state run_pinner::try_take(std::uint64_t run, run_memory& out) {
+run_pinner::state run_pinner::try_take(std::uint64_t id, run_memory& out) {
   std::lock_guard lock(mutex_);
+  if (id < first_run_) return state::unplanned;
+  const std::uint64_t run = id - first_run_;
   if (run >= ready_.size() || ready_[run] == 2) return state::unplanned;
   if (ready_[run] == 0) return state::pending;
   out = std::move(prepared_[run]);

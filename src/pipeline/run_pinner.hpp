@@ -32,9 +32,10 @@ class run_pinner {
     unplanned,  ///< beyond the runs planned, or already taken: the caller allocates its own
   };
 
-  /// Starts preparing run i's `run_bytes[i]` bytes, in run order, on `threads` threads.
-  run_pinner(std::vector<std::size_t> run_bytes, int device, unsigned threads,
-             trace_recorder* trace);
+  /// Starts preparing the `run_bytes[i]` bytes of run first_run + i, in run order, on
+  /// `threads` threads (a former whose run ids start at first_run).
+  run_pinner(std::vector<std::size_t> run_bytes, std::uint64_t first_run, int device,
+             unsigned threads, trace_recorder* trace);
   /// Stops after the runs being prepared; memory not taken is released.
   ~run_pinner();
   run_pinner(const run_pinner&) = delete;
@@ -47,6 +48,7 @@ class run_pinner {
   void prepare();
 
   std::vector<std::size_t> run_bytes_;
+  std::uint64_t first_run_;
   int device_;
   trace_recorder* trace_;
   std::mutex mutex_;

@@ -73,8 +73,7 @@ std::uint64_t run_store::run_start(std::uint64_t end) noexcept {
   return (end + block - 1) / block * block;
 }
 
-std::vector<spill_range> run_store::spill(const std::byte* data, std::uint64_t bytes,
-                                        io::uring& ring) {
+std::vector<spill_range> run_store::place_spill(std::uint64_t bytes) {
   // O_DIRECT requests already keep the disk busy from one file; through the page cache, each
   // file takes one writer at a time (the inode lock), so parallel stripes need files of their own.
   const std::size_t files = direct_ ? 1 : striping_.files;
@@ -91,13 +90,23 @@ std::vector<spill_range> run_store::spill(const std::byte* data, std::uint64_t b
     pieces.push_back({target.file, target.end, std::min(stripe, bytes - at)});
     target.end += pieces.back().bytes;
   }
+  return pieces;
+}
+
+void run_store::write_spill(const std::byte* data, const std::vector<spill_range>& pieces,
+                            io::uring& ring) {
+  std::vector<std::uint64_t> starts;  // of each stripe within the run
+  for (std::uint64_t at = 0; const spill_range& piece : pieces) {
+    starts.push_back(at);
+    at += piece.bytes;
+  }
   auto write_piece = [&](std::size_t i, io::uring& r) {
     const spill_range& piece = pieces[i];
     // Inline, not in io_uring's worker pool: that serializes buffered writes to one file too.
     io::transfer_config config;
     config.force_async = false;
     io::write_range(piece.file->pair(), piece.offset,
-                    {data + i * stripe, static_cast<std::size_t>(piece.bytes)}, r, config);
+                    {data + starts[i], static_cast<std::size_t>(piece.bytes)}, r, config);
   };
   if (pieces.size() == 1) {
     write_piece(0, ring);
@@ -107,29 +116,41 @@ std::vector<spill_range> run_store::spill(const std::byte* data, std::uint64_t b
       write_piece(i, own);
     });
   }
-  return pieces;
 }
 
-void run_store::add(host_buffer buffer, std::uint64_t records, io::uring& ring,
-                    std::shared_ptr<void> pin, bool keep_resident) {
+void run_store::add(std::uint64_t id, host_buffer buffer, std::uint64_t records,
+                    io::uring& ring, std::shared_ptr<void> pin, bool keep_resident) {
   const std::uint64_t bytes = records * record_size_;
   sorted_run run;
+  run.id = id;
   run.records = records;
-  total_records_ += records;
-  if (keep_resident || resident_bytes_ + bytes <= resident_limit_) {
-    resident_bytes_ += bytes;
-    run.memory = std::move(buffer);
-    run.pin = std::move(pin);
-  } else {
+  {
+    std::lock_guard lock(mutex_);
+    total_records_ += records;
+    if (keep_resident || resident_bytes_ + bytes <= resident_limit_) {
+      resident_bytes_ += bytes;
+      run.memory = std::move(buffer);
+      run.pin = std::move(pin);
+    } else {
+      spilled_ = true;
+      run.pieces = place_spill(bytes);
+    }
+  }
+  if (!run.resident()) {
     trace_recorder::scope timer(trace_, "spill", bytes);
-    spilled_ = true;
-    run.pieces = spill(buffer.data(), bytes, ring);
+    write_spill(buffer.data(), run.pieces, ring);
     pin.reset();  // unlocked before `buffer` goes
   }
-  runs_.push_back(std::move(run));
+  std::lock_guard lock(mutex_);
+  const auto at = std::upper_bound(runs_.begin(), runs_.end(), id,
+                                   [](std::uint64_t i, const sorted_run& r) { return i < r.id; });
+  GPUSORT_EXPECTS(at == runs_.begin() || std::prev(at)->id != id,
+                  "run_store: run " + std::to_string(id) + " added twice");
+  runs_.insert(at, std::move(run));
 }
 
 std::future<void> run_store::release_in_background() {
+  std::lock_guard lock(mutex_);
   std::vector<sorted_run> runs = std::move(runs_);
   runs_.clear();
   // Closing the spill file waits for its pages still under writeback: seconds under a memory

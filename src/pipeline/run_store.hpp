@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,6 +51,9 @@ void release_ranges(std::span<const spill_range> ranges) noexcept;
 
 /// One sorted run. Exactly one of `memory` and `pieces` holds its records.
 struct sorted_run {
+  /// Its place among the runs (run_store::add): equal keys of different runs are merged in
+  /// this order, which is the input's.
+  std::uint64_t id = 0;
   std::uint64_t records = 0;
   host_buffer memory;  ///< resident: records at memory.data()
   /// Resident and page-locked for a GPU (gpu::register_host_memory): copies to the device read
@@ -74,7 +78,9 @@ struct spill_striping {
 };
 
 /**
- * Keeps runs in input order. add() keeps a run resident while the resident total stays within
+ * Keeps runs in input order, the order of their ids, whatever order they arrive in: formers on
+ * several GPUs add theirs at once, from threads of their own. add() keeps a run resident while
+ * the resident total stays within
  * `resident_limit` bytes and spills it otherwise: with `direct`, to the store's one temporary
  * file in `temp_dir`, written and read back with O_DIRECT; else in stripes across
  * `striping.files` files, written in parallel through the page cache. Every run (and stripe)
@@ -86,11 +92,13 @@ class run_store {
   run_store(std::uint32_t record_size, std::uint64_t resident_limit, std::string temp_dir,
             bool direct, trace_recorder* trace, spill_striping striping = {});
 
-  /// Takes a sorted run held in `buffer` (records at its start), with its page lock `pin`
+  /// Takes sorted run `id` held in `buffer` (records at its start), with its page lock `pin`
   /// when it is page-locked (dropped when the run spills). `keep_resident`: in memory even past
   /// the resident limit, where the caller's budget holds it anyway (the last run of a formation
   /// whose other buffers are free now: spilling it would only write it and read it back).
-  void add(host_buffer buffer, std::uint64_t records, io::uring& ring,
+  /// Ids must differ; several threads may add at once, each with its own `ring` (a spill is
+  /// written outside the store's lock).
+  void add(std::uint64_t id, host_buffer buffer, std::uint64_t records, io::uring& ring,
            std::shared_ptr<void> pin = {}, bool keep_resident = false);
   /// A new, empty temporary file in temp_dir() for runs (a merge pass's output), opened for
   /// O_DIRECT as the store's own.
@@ -108,7 +116,8 @@ class run_store {
   [[nodiscard]] std::uint64_t total_records() const noexcept { return total_records_; }
   [[nodiscard]] bool any_spilled() const noexcept { return spilled_; }
   /// Bytes of runs that add() would still keep in memory.
-  [[nodiscard]] std::uint64_t resident_room() const noexcept {
+  [[nodiscard]] std::uint64_t resident_room() const {
+    std::lock_guard lock(mutex_);
     return resident_limit_ > resident_bytes_ ? resident_limit_ - resident_bytes_ : 0;
   }
   [[nodiscard]] const std::string& temp_dir() const noexcept { return temp_dir_; }
@@ -129,12 +138,15 @@ class run_store {
     std::shared_ptr<const spill_file> file;
     std::uint64_t end = 0;
   };
-  /// Writes `bytes` at `data` to the end of the spill files, in stripes written in parallel;
-  /// returns where they went.
-  std::vector<spill_range> spill(const std::byte* data, std::uint64_t bytes, io::uring& ring);
+  /// Where `bytes` of a run go at the end of the spill files: one stripe per file (creating
+  /// the files a first time), each on a block boundary. Called under mutex_.
+  std::vector<spill_range> place_spill(std::uint64_t bytes);
+  /// Writes `data` to the stripes place_spill chose, in parallel.
+  void write_spill(const std::byte* data, const std::vector<spill_range>& pieces, io::uring& ring);
 
+  mutable std::mutex mutex_;  // guards the counts above, spill_files_ and runs_
   std::vector<spill_target> spill_files_;  // created with the first spill
-  std::vector<sorted_run> runs_;
+  std::vector<sorted_run> runs_;           // in order of id
 };
 
 }  // namespace gpusort::pipeline

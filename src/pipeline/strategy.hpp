@@ -79,7 +79,8 @@ struct strategy_result {
   std::future<void> releasing;
 };
 
-/// gpu_one_chunk, gpu_runs and gpu_ranges (strategy_gpu.cpp): chunks sorted on plan.device.
+/// gpu_one_chunk, gpu_runs and gpu_ranges (strategy_gpu.cpp): chunks sorted on plan.device,
+/// or runs formed on every GPU of plan.sort_devices at once.
 /// The run former confirms the plan's chunk count with the device memory free at setup; if
 /// that shrank in between, one planned chunk becomes runs, which gpu_ranges sorts again by key
 /// range on the GPU and the others merge on the host (also when a stream's runs spilled).

@@ -1,6 +1,7 @@
 // Strategies gpu_one_chunk, gpu_runs and gpu_ranges: chunks sorted on the GPU, written
-// straight into the output when the input is one chunk; else kept as runs, which are either
-// merged on the host or cut into key ranges that the GPU sorts again into the output.
+// straight into the output when the input is one chunk; else kept as runs (formed by every
+// GPU of the plan, each from its share of the input), which are either merged on the host or
+// cut into key ranges that the first GPU sorts again into the output.
 #include "pipeline/gpu_range_sort.hpp"
 #include "pipeline/gpu_run_formation.hpp"
 #include "pipeline/strategy.hpp"
@@ -12,7 +13,7 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   run_store runs(ctx.options.format.record_size, plan.layout.resident_bytes,
                  ctx.options.temp_dir, plan.bypass_page_cache, ctx.trace);
   gpu_stage_config config;
-  config.device = *plan.device;
+  config.devices = plan.sort_devices.empty() ? std::vector<int>{*plan.device} : plan.sort_devices;
   // Runs that go back to the GPU are page-locked as they form: no staging copy either way.
   if (plan.how == strategy::gpu_ranges) config.pin_chunk_records = plan.gpu_chunk_records;
   const auto open_output = [&](std::uint64_t total) -> io::output_sink& {

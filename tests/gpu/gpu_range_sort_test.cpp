@@ -70,7 +70,7 @@ void add_sorted_runs(run_store& store, const std::vector<std::byte>& data,
     std::shared_ptr<void> lock;
     if (pin == pinning::all || (pin == pinning::even_runs && r % 2 == 0))
       lock = gpu::register_host_memory(memory.span(), 0);
-    store.add(std::move(memory), end - begin, ring, std::move(lock));
+    store.add(r, std::move(memory), end - begin, ring, std::move(lock));
   }
 }
 

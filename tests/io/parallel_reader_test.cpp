@@ -65,6 +65,42 @@ TEST(ParallelReader, ReturnsEveryPieceInOrder) {
   }
 }
 
+// Each GPU reads its own share of the input: ranges across the boundary of two files, empty
+// ones and the whole input come back as those bytes exactly.
+TEST(ParallelReader, ReadsARangeOfTheInput) {
+  const std::uint64_t seed = test::base_seed() + 5;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::scratch_dir dir;
+  const auto a = random_bytes(65536 + 24, seed);
+  const auto b = random_bytes(3 * 4096 + 16, seed + 1);
+  test::write_file(dir.file("a"), a);
+  test::write_file(dir.file("b"), b);
+  std::vector<std::byte> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  const input_source in({dir.file("a"), dir.file("b")}, 8);
+  const std::uint64_t ranges[][2] = {{0, all.size()}, {8, 65536 + 8}, {65536, all.size()},
+                                     {all.size() / 2, all.size() / 2}, {4096, 4104}};
+  for (const auto& [begin, end] : ranges) {
+    SCOPED_TRACE("bytes " + std::to_string(begin) + " to " + std::to_string(end));
+    test_buffers buffers(3, 4096);
+    std::vector<std::byte> got;
+    {
+      parallel_reader reader(in, begin, end, 4096, 3, buffers, {});
+      for (;;) {
+        const parallel_reader::piece p = reader.next();
+        if (p.bytes == 0) break;
+        got.insert(got.end(), p.data, p.data + p.bytes);
+        buffers.release(p.data);
+      }
+    }
+    EXPECT_EQ(got, std::vector<std::byte>(all.begin() + static_cast<std::ptrdiff_t>(begin),
+                                          all.begin() + static_cast<std::ptrdiff_t>(end)));
+    EXPECT_EQ(buffers.free_count(), 3u);
+  }
+  test_buffers buffers(1, 4096);
+  EXPECT_THROW(parallel_reader(in, 0, all.size() + 8, 4096, 1, buffers, {}), error);
+}
+
 TEST(ParallelReader, StoppingEarlyReturnsTheBuffers) {
   test::scratch_dir dir;
   test::write_file(dir.file("a"), random_bytes(1 << 20, 3));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpusort/sort.hpp"
+#include "pipeline/gpu_selection.hpp"
 #include "pipeline/plan.hpp"
 #include "cpu/multiway_merge.hpp"
 #include "test_support.hpp"
@@ -302,7 +303,8 @@ TEST(MakePlan, DescriptionNamesTheStrategyDeviceAndReasons) {
 }
 
 TEST(MakePlan, SeveralGpusAreListedWithTheirTopology) {
-  // Two GPUs selected: the first sorts, both show in the plan with their peer access.
+  // Two GPUs selected, 1 GiB in one chunk: the first sorts, both show in the plan with their
+  // peer access.
   host_facts facts = gpu_host(GiB / 8);
   facts.gpu->devices = {0, 1};
   facts.gpu->topology.devices = {{0, "Test GPU", 80 * GiB, "0000:1b:00.0", 0},
@@ -325,6 +327,81 @@ TEST(MakePlan, SeveralGpusAreListedWithTheirTopology) {
   EXPECT_EQ(one.describe(record_format{}).find("GPUs selected"), std::string::npos);
   // The CPU: no devices.
   EXPECT_TRUE(make_plan(GiB, u64_options(), cpu_host()).devices.empty());
+}
+
+TEST(MakePlan, SeveralGpusShareTheRunsOfAFile) {
+  host_facts facts = gpu_host(std::uint64_t{1} << 27);  // chunks of 1 GiB of u64
+  facts.gpu->devices = {0, 1};
+  // 16 GiB: each GPU forms the runs of its 8 GiB, 16 runs in all.
+  const sort_plan plan = make_plan(16 * GiB, u64_options(), facts);
+  EXPECT_EQ(plan.sort_devices, (std::vector<int>{0, 1})) << why(plan);
+  EXPECT_EQ(plan.how, strategy::gpu_ranges) << why(plan);
+  EXPECT_NE(why(plan).find("2 GPUs form runs at once, each from its own equal share"),
+            std::string::npos)
+      << why(plan);
+  EXPECT_NE(plan.describe(record_format{}).find("plan: gpu-ranges on GPUs 0,1 (Test GPU)"),
+            std::string::npos)
+      << plan.describe(record_format{});
+  // One chunk: the first GPU sorts it straight into the output.
+  const sort_plan one = make_plan(GiB, u64_options(), facts);
+  EXPECT_EQ(one.how, strategy::gpu_one_chunk);
+  EXPECT_EQ(one.sort_devices, (std::vector<int>{0}));
+  // A stream is read in order, by the first GPU.
+  const sort_plan stream = make_plan(std::nullopt, u64_options(), facts);
+  EXPECT_EQ(stream.sort_devices, (std::vector<int>{0}));
+  EXPECT_NE(why(stream).find("a stream is read in order: GPU 0 forms every run"),
+            std::string::npos)
+      << why(stream);
+  // Spilling: each GPU holds its own runs on their way to disk and has its own staging.
+  const sort_plan spill = make_plan(16 * GiB, u64_options(8 * GiB), facts);
+  EXPECT_EQ(spill.layout.resident_bytes, 8 * GiB - 2 * (2 * GiB + 2 * 8 * 32 * MiB)) << why(spill);
+}
+
+TEST(MakePlan, FewRunsCountEachGpusShare) {
+  if (!cpu::merges_with_vectors(u64_options().format, cpu::merge_policy{}))
+    GTEST_SKIP() << "this CPU merges with the loser tree: few runs go by range too";
+  const std::uint64_t chunk = std::uint64_t{1} << 27;
+  host_facts facts = gpu_host(chunk);
+  facts.gpu->devices = {0, 1, 2};
+  // 7 chunks over 3 GPUs: shares of 7/3 chunks make 3 runs each, 9 in all: by range.
+  EXPECT_EQ(make_plan(7 * chunk * 8, u64_options(), facts).how, strategy::gpu_ranges);
+  // 6 chunks: 2 each, 6 runs, merged on the host.
+  const sort_plan six = make_plan(6 * chunk * 8, u64_options(), facts);
+  EXPECT_EQ(six.how, strategy::gpu_runs) << why(six);
+  EXPECT_NE(why(six).find("its 6 runs are few enough"), std::string::npos) << why(six);
+}
+
+TEST(ShareInput, EqualSharesOfWholeRecordsInInputOrder) {
+  const std::vector<int> two{3, 1};
+  const std::vector<gpu_share> halves = share_input(1000 * 16, 16, two);
+  ASSERT_EQ(halves.size(), 2u);
+  EXPECT_EQ(halves[0].device, 3);
+  EXPECT_EQ(halves[0].begin, 0u);
+  EXPECT_EQ(halves[0].end, 500u * 16);
+  EXPECT_EQ(halves[1].device, 1);
+  EXPECT_EQ(halves[1].begin, 500u * 16);
+  EXPECT_EQ(halves[1].end, 1000u * 16);
+  EXPECT_LT(halves[0].first_run, halves[1].first_run);
+  EXPECT_EQ(halves[1].first_run, share_run_id_stride);
+  // Uneven: boundaries stay on records, sizes differ by at most one record.
+  const std::vector<gpu_share> three = share_input(1001 * 12, 12, {0, 1, 2});
+  ASSERT_EQ(three.size(), 3u);
+  std::uint64_t at = 0;
+  for (const gpu_share& s : three) {
+    EXPECT_EQ(s.begin, at);
+    EXPECT_EQ(s.begin % 12, 0u);
+    EXPECT_GE((s.end - s.begin) / 12, 333u);
+    EXPECT_LE((s.end - s.begin) / 12, 334u);
+    at = s.end;
+  }
+  EXPECT_EQ(at, 1001u * 12);
+  // Fewer records than GPUs: a share per record; a stream or nothing: the first GPU's.
+  EXPECT_EQ(share_input(2 * 8, 8, {0, 1, 2, 3}).size(), 2u);
+  const std::vector<gpu_share> stream = share_input(std::nullopt, 8, two);
+  ASSERT_EQ(stream.size(), 1u);
+  EXPECT_EQ(stream[0].device, 3);
+  EXPECT_EQ(share_input(0, 8, two).size(), 1u);
+  EXPECT_THROW((void)share_input(64, 8, {}), error);
 }
 
 // --- the GPU sort algorithm: per input (--algorithm, the record format) and per chunk -------

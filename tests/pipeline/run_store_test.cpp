@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/host_buffer.hpp"
@@ -58,13 +61,13 @@ TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
   io::uring ring(8);
   std::vector<std::byte> all;
   const std::uint64_t sizes[] = {1, 700, 4096, 12289, 5000, 3, 20000};
-  for (const std::uint64_t count : sizes) {
+  for (std::uint64_t id = 0; const std::uint64_t count : sizes) {
     std::vector<std::byte> records = test::random_records(count, format, rng());
     all.insert(all.end(), records.begin(), records.end());
     const std::vector<std::byte> sorted = test::reference_sort(records, format, false);
     host_buffer buffer(sorted.size());
     std::memcpy(buffer.data(), sorted.data(), sorted.size());
-    store.add(std::move(buffer), count, ring);
+    store.add(id++, std::move(buffer), count, ring);
   }
   std::size_t striped = 0;
   for (const sorted_run& run : store.runs()) striped += run.pieces.size() > 1 ? 1 : 0;
@@ -105,6 +108,71 @@ INSTANTIATE_TEST_SUITE_P(
                       spill_case{"bytes:10", 100, 0, false, false, 64, 0}),
     case_name);
 
+// GPU formers add their runs from threads of their own, in no particular order: the store
+// orders them by id, and equal keys of different runs merge in that order (the input's).
+TEST(RunStoreOrder, RunsAddedOutOfOrderFromSeveralThreadsMergeInIdOrder) {
+  const std::uint64_t seed = test::base_seed() + 4242;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const record_format format = test::make_format("u64", 16, 0);
+  constexpr std::uint64_t runs = 12;
+  constexpr std::uint64_t per_run = 3000;
+  // Eight distinct keys, the payload the record's input position: ties across every run.
+  std::vector<std::byte> all(runs * per_run * 16);
+  for (std::uint64_t i = 0; i < runs * per_run; ++i) {
+    const std::uint64_t key = rng() % 8;
+    std::memcpy(all.data() + i * 16, &key, 8);
+    std::memcpy(all.data() + i * 16 + 8, &i, 8);
+  }
+  test::scratch_dir dir;
+  // Room for a third of the runs: the others spill, in stripes, while runs are added.
+  run_store store(16, runs / 3 * per_run * 16, dir.path().string(), false, nullptr,
+                  spill_striping{3, 4096});
+  std::vector<std::uint64_t> order(runs);
+  for (std::uint64_t i = 0; i < runs; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::thread> threads;
+  std::atomic<std::size_t> next{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      io::uring ring(8);
+      for (std::size_t i = next++; i < runs; i = next++) {
+        const std::uint64_t id = order[i];
+        const std::vector<std::byte> run(
+            all.begin() + static_cast<std::ptrdiff_t>(id * per_run * 16),
+            all.begin() + static_cast<std::ptrdiff_t>((id + 1) * per_run * 16));
+        const std::vector<std::byte> sorted = test::reference_sort(run, format, false);
+        host_buffer buffer(sorted.size());
+        std::memcpy(buffer.data(), sorted.data(), sorted.size());
+        store.add(id, std::move(buffer), per_run, ring);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  ASSERT_EQ(store.runs().size(), runs);
+  for (std::uint64_t i = 0; i < runs; ++i) EXPECT_EQ(store.runs()[i].id, i);
+  EXPECT_TRUE(store.any_spilled());
+  EXPECT_EQ(store.total_records(), runs * per_run);
+  {
+    io::uring ring(8);
+    host_buffer again(16);
+    EXPECT_THROW(store.add(5, std::move(again), 1, ring), error) << "run 5 added twice";
+  }
+
+  run_layout layout;
+  layout.budget_bytes = std::uint64_t{1} << 20;
+  layout.merge_fanin = 5;  // and intermediate passes
+  const std::string target = dir.file("out");
+  {
+    io::output_file out(target);
+    auto sink = io::make_output_sink(out, all.size(), io::write_method::automatic);
+    EXPECT_EQ(merge_runs(store, *sink, format, false, layout, nullptr), 2u);
+    sink->finish();
+    out.commit(false, all.size());
+  }
+  EXPECT_EQ(test::read_file(target), test::reference_sort(all, format, false));
+  store.release_in_background().get();
+}
+
 TEST(SpilledRunsErrors, AFailedStripeWriteReachesTheCaller) {
   // Files may grow to 64 KiB: every stripe of a 384 KiB run passes that, each in its own thread.
   test::scratch_dir dir;
@@ -122,7 +190,7 @@ TEST(SpilledRunsErrors, AFailedStripeWriteReachesTheCaller) {
     host_buffer buffer(static_cast<std::size_t>(records * 8));
     std::memset(buffer.data(), 0, buffer.size());
     try {
-      store.add(std::move(buffer), records, ring);
+      store.add(0, std::move(buffer), records, ring);
     } catch (const error& e) {
       code = e.code().value();
     }
