@@ -19,7 +19,8 @@
 namespace gpusort::pipeline {
 
 /// Pieces come back through `staging` and go to the sink that `open_sink(output_bytes)` returns
-/// (opened with the first piece): run r's piece at `offset` lands at r * run_bytes + offset.
+/// (opened with the first piece): run r's piece at `offset` lands at (first_run + r) *
+/// run_bytes + offset.
 /// A mapped output takes pieces concurrently on the arena's threads, a stream in order on a
 /// worker thread, so that the run former's thread never waits on a write.
 class gpu_output_writer final : public gpu::run_sink {
@@ -33,8 +34,12 @@ class gpu_output_writer final : public gpu::run_sink {
   gpu_output_writer(const gpu_output_writer&) = delete;
   gpu_output_writer& operator=(const gpu_output_writer&) = delete;
 
-  /// Bytes of every run but the last: set before the first piece arrives.
-  void set_run_bytes(std::uint64_t run_bytes) noexcept { run_bytes_ = run_bytes; }
+  /// Bytes of every run but the last, and where run 0 lands (a GPU sorting the key ranges
+  /// from the first_run-th on: first_run * run_bytes): set before the first piece arrives.
+  void set_run_bytes(std::uint64_t run_bytes, std::uint64_t first_run = 0) noexcept {
+    run_bytes_ = run_bytes;
+    base_ = first_run * run_bytes;
+  }
 
   std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
                                     std::size_t len) override;
@@ -53,6 +58,7 @@ class gpu_output_writer final : public gpu::run_sink {
   std::uint64_t output_bytes_;
   tbb::task_arena& arena_;
   std::uint64_t run_bytes_ = 0;
+  std::uint64_t base_ = 0;
   io::output_sink* sink_ = nullptr;
   std::atomic<std::uint64_t> records_{0};
   tbb::task_group writes_;        // concurrent writes into a mapped output

@@ -3,9 +3,12 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <cstring>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -86,100 +89,203 @@ class range_feeder {
   std::vector<copy> copies_;
 };
 
+/// What every GPU's part of the pass reads: the runs and where the ranges cut them.
+struct range_pass {
+  const run_store& store;
+  std::vector<cpu::run_view> views;
+  std::vector<std::vector<std::uint64_t>> cuts;  // cuts[r][j]: records of run j before range r
+  bool all_pinned = true;
+  std::uint64_t total = 0;
+  std::uint32_t record_size = 0;
+};
+
+/// One GPU's part of the pass: its staging, the writer its ranges go out through and its run
+/// former, whose chunk decides how many records a range holds.
+class range_lane {
+ public:
+  /// Sets up `device` for chunks of at most `max_chunk` records (pinning overlaps the setup).
+  range_lane(const range_pass& pass, const sort_options& options, int device,
+             std::uint64_t max_chunk,
+             const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+             tbb::task_arena& arena, trace_recorder* trace)
+      : pass_(pass), device_(device), arena_(arena), trace_(trace) {
+    const std::uint64_t total_bytes = pass.total * pass.record_size;
+    const std::size_t staging_bytes = staging_size(total_bytes);
+    piece_bytes_ = staging_bytes / pass.record_size * pass.record_size;
+    // Pinning (~85 ms per GiB) overlaps the device setup. Page-locked runs need no input
+    // staging.
+    auto pin = [staging_bytes, device, trace] {
+      trace_recorder::scope timer(trace, "pin", staging_buffers * staging_bytes);
+      return std::make_shared<staging_pool>(staging_buffers, staging_bytes, device);
+    };
+    std::future<std::shared_ptr<staging_pool>> pinning_in;
+    if (!pass.all_pinned) pinning_in = std::async(std::launch::async, pin);
+    writer_ = std::make_unique<gpu_output_writer>(std::async(std::launch::async, pin).share(),
+                                                  open_sink, total_bytes, arena);
+    gpu::run_former_config config;
+    config.device = device;
+    config.format = options.format;
+    config.descending = options.descending;
+    config.algorithm = chunk_algorithm_for(options, true);
+    config.memory_budget = options.gpu_memory_bytes;
+    config.max_chunk_records = std::max<std::uint64_t>(1, max_chunk);
+    config.expected_records = pass.total;
+    config.piece_bytes = piece_bytes_;
+    trace_recorder::scope timer(trace, "GPU setup");
+    former_.emplace(config, *writer_, trace);
+    if (pinning_in.valid()) staging_in_ = pinning_in.get();
+  }
+  range_lane(const range_lane&) = delete;
+  range_lane& operator=(const range_lane&) = delete;
+  ~range_lane() {
+    // The former first: its thread calls the writer, its callbacks release into staging_in_.
+    former_.reset();
+  }
+
+  [[nodiscard]] std::uint64_t chunk() const noexcept { return former_->chunk_records(); }
+
+  /// Sorts key ranges [first, last) of `chunk` records each into the output; ends early,
+  /// throwing, once `stop` is set (another GPU failed).
+  void sort(std::uint64_t first, std::uint64_t last, std::uint64_t chunk,
+            const std::atomic<bool>& stop) {
+    const std::uint32_t record_size = pass_.record_size;
+    const std::uint64_t records =
+        std::min(pass_.total, last * chunk) - std::min(pass_.total, first * chunk);
+    writer_->set_run_bytes(chunk * record_size, first);
+    try {
+      range_feeder feeder(*former_, staging_in_.get(), piece_bytes_, arena_, trace_);
+      for (std::uint64_t r = first; r < last; ++r) {
+        if (stop.load(std::memory_order_relaxed))
+          throw error("range sort stopped: another GPU failed");
+        for (std::size_t j = 0; j < pass_.views.size(); ++j) {
+          const std::uint64_t from = pass_.cuts[r][j];
+          const std::byte* src = pass_.views[j].data + from * record_size;
+          const std::uint64_t bytes = (pass_.cuts[r + 1][j] - from) * record_size;
+          if (pass_.store.runs()[j].pin != nullptr) feeder.append_pinned(src, bytes);
+          else feeder.append(src, bytes);
+        }
+      }
+      feeder.flush();
+      former_->finish();
+    } catch (...) {
+      // Let queued writes finish (or fail) before the buffers they use go away.
+      try {
+        writer_->drain();
+      } catch (...) {
+      }
+      throw;
+    }
+    writer_->drain();
+    GPUSORT_EXPECTS(writer_->records() == records,
+                    "sort_ranges_on_gpu: " + std::to_string(writer_->records()) + " of " +
+                        std::to_string(records) + " records came back from GPU " +
+                        std::to_string(device_));
+    trace_recorder::scope timer(trace_, "GPU teardown");
+    former_.reset();
+    staging_in_.reset();
+  }
+
+ private:
+  const range_pass& pass_;
+  int device_;
+  tbb::task_arena& arena_;
+  trace_recorder* trace_;
+  std::size_t piece_bytes_ = 0;
+  std::unique_ptr<gpu_output_writer> writer_;  // outlives the former, whose thread calls it
+  std::shared_ptr<staging_pool> staging_in_;   // before the former: its callbacks release here
+  std::optional<gpu::run_former> former_;
+};
+
 }  // namespace
 
-std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options, int device,
+std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
+                                 const std::vector<int>& devices,
                                  const std::function<io::output_sink&(std::uint64_t)>& open_sink,
                                  tbb::task_arena& arena, trace_recorder* trace) {
   const record_format& format = options.format;
   GPUSORT_EXPECTS(gpu::supports_format(format),
                   "sort_ranges_on_gpu: " + describe(format) + " is not sorted directly on a GPU");
-  const std::uint32_t record_size = format.record_size;
-  std::vector<cpu::run_view> views;
-  bool all_pinned = true;
+  GPUSORT_EXPECTS(!devices.empty(), "sort_ranges_on_gpu: no device");
+  range_pass pass{store, {}, {}, true, store.total_records(), format.record_size};
   for (const sorted_run& run : store.runs()) {
     GPUSORT_EXPECTS(run.resident(), "sort_ranges_on_gpu: a run was spilled");
-    views.push_back({run.memory.data(), run.records});
-    all_pinned = all_pinned && run.pin != nullptr;
+    pass.views.push_back({run.memory.data(), run.records});
+    pass.all_pinned = pass.all_pinned && run.pin != nullptr;
   }
-  const std::uint64_t total = store.total_records();
-  const std::uint64_t total_bytes = total * record_size;
-  const std::size_t staging_bytes = staging_size(total_bytes);
-  const std::size_t piece_bytes = staging_bytes / record_size * record_size;
 
-  // Pinning (~85 ms per GiB) overlaps the device setup. Page-locked runs need no input staging.
-  auto pin = [&] {
-    trace_recorder::scope timer(trace, "pin", staging_buffers * staging_bytes);
-    return std::make_shared<staging_pool>(staging_buffers, staging_bytes, device);
-  };
-  std::future<std::shared_ptr<staging_pool>> pinning_in;
-  if (!all_pinned) pinning_in = std::async(std::launch::async, pin);
-  const gpu_output_writer::staging_future staging_out = std::async(std::launch::async, pin).share();
+  // The first GPU's chunk decides the ranges; where it holds them all, it sorts alone.
+  std::vector<std::unique_ptr<range_lane>> lanes;
+  lanes.push_back(std::make_unique<range_lane>(pass, options, devices.front(), pass.total,
+                                               open_sink, arena, trace));
+  std::uint64_t chunk = lanes.front()->chunk();
+  // Several GPUs write their ranges at once, so only into an output that takes writes in any
+  // order (a mapping); a stream is written in order by the first GPU alone.
+  bool several = devices.size() > 1 && pass.total > chunk;
+  if (several) {
+    io::output_sink* sink = nullptr;
+    arena.execute([&] { sink = &open_sink(pass.total * format.record_size); });
+    several = sink->parallel_writes();
+  }
+  if (several) {
+    // Every GPU must cut the ranges alike: a GPU that holds less sets the chunk for all, and
+    // those set up for more are set up again.
+    for (std::size_t i = 1; i < devices.size(); ++i) {
+      lanes.push_back(std::make_unique<range_lane>(pass, options, devices[i], chunk, open_sink,
+                                                   arena, trace));
+      chunk = std::min(chunk, lanes.back()->chunk());
+    }
+    // Chunks only shrink (each set up with the smallest so far as its most): this settles.
+    for (bool settled = false; !settled;) {
+      settled = true;
+      for (std::size_t i = 0; i < lanes.size(); ++i) {
+        if (lanes[i]->chunk() == chunk) continue;
+        lanes[i].reset();
+        lanes[i] = std::make_unique<range_lane>(pass, options, devices[i], chunk, open_sink,
+                                                arena, trace);
+        if (lanes[i]->chunk() < chunk) {  // its memory shrank meanwhile
+          chunk = lanes[i]->chunk();
+          settled = false;
+        }
+      }
+    }
+  }
+  const std::uint64_t ranges = std::max<std::uint64_t>(1, (pass.total + chunk - 1) / chunk);
 
-  gpu::run_former_config config;
-  config.device = device;
-  config.format = format;
-  config.descending = options.descending;
-  config.algorithm = chunk_algorithm_for(options, true);
-  config.memory_budget = options.gpu_memory_bytes;
-  config.max_chunk_records = std::max<std::uint64_t>(1, total);
-  config.expected_records = total;
-  config.piece_bytes = piece_bytes;
-
-  // The writer outlives the former, whose thread calls it; the input staging is declared
-  // before the former, whose on_consumed callbacks release into it until it is gone.
-  gpu_output_writer writer(staging_out, open_sink, total_bytes, arena);
-  std::shared_ptr<staging_pool> staging_in;
-  std::optional<trace_recorder::scope> setup_timer(std::in_place, trace, "GPU setup");
-  std::optional<gpu::run_former> former(std::in_place, config, writer, trace);
-  if (pinning_in.valid()) staging_in = pinning_in.get();
-  setup_timer.reset();
-  const std::uint64_t chunk = former->chunk_records();
-  writer.set_run_bytes(chunk * record_size);
-  const std::uint64_t ranges = (total + chunk - 1) / chunk;
-
-  // cuts[r][j]: records of run j before range r. Every range but the last holds exactly one
-  // chunk, so the former cuts its chunks at the range boundaries.
-  std::vector<std::vector<std::uint64_t>> cuts(ranges + 1);
+  // Every range but the last holds exactly one chunk, so the formers cut their chunks at the
+  // range boundaries.
+  pass.cuts.resize(ranges + 1);
   {
     trace_recorder::scope timer(trace, "select");
     arena.execute([&] {
       tbb::parallel_for(std::uint64_t{0}, ranges + 1, [&](std::uint64_t r) {
-        cuts[r] = cpu::select_cuts(views, std::min(total, r * chunk), format, options.descending);
+        pass.cuts[r] = cpu::select_cuts(pass.views, std::min(pass.total, r * chunk), format,
+                                        options.descending);
       });
     });
   }
 
-  try {
-    range_feeder feeder(*former, staging_in.get(), piece_bytes, arena, trace);
-    for (std::uint64_t r = 0; r < ranges; ++r) {
-      for (std::size_t j = 0; j < views.size(); ++j) {
-        const std::uint64_t begin = cuts[r][j];
-        const std::byte* src = views[j].data + begin * record_size;
-        const std::uint64_t bytes = (cuts[r + 1][j] - begin) * record_size;
-        if (store.runs()[j].pin != nullptr) feeder.append_pinned(src, bytes);
-        else feeder.append(src, bytes);
+  std::atomic<bool> stop{false};
+  const std::uint64_t g = std::min<std::uint64_t>(lanes.size(), ranges);
+  if (g == 1) {
+    lanes.front()->sort(0, ranges, chunk, stop);
+    return ranges;
+  }
+  std::mutex failure_mutex;
+  std::exception_ptr failure;  // the first GPU's to fail, not the ones stopped after it
+  std::vector<std::future<void>> running;
+  for (std::uint64_t i = 0; i < g; ++i) {
+    running.push_back(std::async(std::launch::async, [&, i] {
+      try {
+        lanes[i]->sort(ranges * i / g, ranges * (i + 1) / g, chunk, stop);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        stop = true;
       }
-    }
-    feeder.flush();
-    former->finish();
-  } catch (...) {
-    // Let queued writes finish (or fail) before the buffers they use go away.
-    try {
-      writer.drain();
-    } catch (...) {
-    }
-    throw;
+    }));
   }
-  writer.drain();
-  GPUSORT_EXPECTS(writer.records() == total, "sort_ranges_on_gpu: " +
-                                                 std::to_string(writer.records()) + " of " +
-                                                 std::to_string(total) + " records came back");
-  {
-    trace_recorder::scope timer(trace, "GPU teardown");
-    former.reset();
-    staging_in.reset();
-  }
+  for (std::future<void>& r : running) r.get();
+  if (failure) std::rethrow_exception(failure);
   return ranges;
 }
 

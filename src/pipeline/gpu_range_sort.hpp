@@ -1,13 +1,14 @@
 // Pass two of strategy gpu_ranges: sorted runs become the output without a host merge. The
 // runs are cut by exact rank into key ranges of one GPU chunk each; each range's pieces travel
-// to the GPU in run order, are sorted there again, stably, and are written at the range's
-// final offset in the output while the next range is copied in.
+// to a GPU in run order, are sorted there again, stably, and are written at the range's final
+// offset in the output while the next range is copied in. Several GPUs share the ranges.
 #pragma once
 
 #include <tbb/task_arena.h>
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "gpusort/options.hpp"
 #include "io/output_sink.hpp"
@@ -21,7 +22,11 @@ namespace gpusort::pipeline {
 
 /**
  * Writes the sorted order of every run in `store` to the sink that
- * `open_sink(total bytes)` returns, sorting key ranges on GPU `device`.
+ * `open_sink(total bytes)` returns, sorting key ranges on the GPUs of `devices`: the first
+ * alone where its chunk holds every record or the sink takes writes only in order (a
+ * stream); else each GPU takes an equal share of the ranges, all at once, every range one
+ * chunk of the smallest any of them holds. The first GPU to fail stops the others; its error
+ * is rethrown.
  * - Requires resident runs in input order and a format the GPU sorts directly
  *   (gpu::supports_format); the runs stay untouched.
  * - Stable: a range holds, for equal keys, the records of lower runs first (cpu::select_cuts),
@@ -30,7 +35,8 @@ namespace gpusort::pipeline {
  * Returns the number of key ranges.
  * @throw gpusort::cuda_error, gpusort::error
  */
-std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options, int device,
+std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
+                                 const std::vector<int>& devices,
                                  const std::function<io::output_sink&(std::uint64_t)>& open_sink,
                                  tbb::task_arena& arena, trace_recorder* trace);
 

@@ -113,6 +113,7 @@ class run_store {
   [[nodiscard]] std::future<void> release_in_background();
 
   [[nodiscard]] std::vector<sorted_run>& runs() noexcept { return runs_; }
+  [[nodiscard]] const std::vector<sorted_run>& runs() const noexcept { return runs_; }
   [[nodiscard]] std::uint64_t total_records() const noexcept { return total_records_; }
   [[nodiscard]] bool any_spilled() const noexcept { return spilled_; }
   /// Bytes of runs that add() would still keep in memory.

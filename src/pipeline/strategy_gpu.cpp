@@ -1,7 +1,7 @@
 // Strategies gpu_one_chunk, gpu_runs and gpu_ranges: chunks sorted on the GPU, written
 // straight into the output when the input is one chunk; else kept as runs (formed by every
 // GPU of the plan, each from its share of the input), which are either merged on the host or
-// cut into key ranges that the first GPU sorts again into the output.
+// cut into key ranges that the GPUs sort again into the output.
 #include "pipeline/gpu_range_sort.hpp"
 #include "pipeline/gpu_run_formation.hpp"
 #include "pipeline/strategy.hpp"
@@ -34,7 +34,7 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
     result.ran = strategy::gpu_ranges;
     result.records = runs.total_records();
     result.runs = runs.runs().size();
-    sort_ranges_on_gpu(runs, ctx.options, *plan.device, open_output, ctx.arena, ctx.trace);
+    sort_ranges_on_gpu(runs, ctx.options, config.devices, open_output, ctx.arena, ctx.trace);
     result.releasing = runs.release_in_background();
     ctx.output.open(result.records * ctx.options.format.record_size).finish();
     return result;

@@ -2,8 +2,9 @@
 // are cut into key ranges of one GPU chunk each and sorted again into the output. Every
 // directly sorted key type, 2 to 1000 runs, keys with few distinct values (ranges that cut
 // through equal keys), both orders, a mapped output (parallel writes) and a staged one (in
-// order), runs page-locked (pushed from where they are) and not (staged). The output must equal
-// a stable sort of the input. Skips without a CUDA device.
+// order), runs page-locked (pushed from where they are) and not (staged), one GPU or two lanes
+// on it sharing the ranges. The output must equal a stable sort of the input. Skips without a
+// CUDA device.
 #include <tbb/task_arena.h>
 
 #include <gtest/gtest.h>
@@ -93,11 +94,14 @@ TEST_F(GpuRangeSort, RangesOfEveryKeyTypeAndRunCountSortStably) {
             const std::uint64_t seed = test::base_seed() ^ (runs * 131 + c.record_size * 7 +
                                                             few_keys * 3 + descending);
             SCOPED_TRACE(std::string(c.type) + " rec " + std::to_string(c.record_size) +
-                         " runs " + std::to_string(runs) + (few_keys ? " few keys" : "") +
+                         " runs " + std::to_string(runs) + (few_keys ? " few keys, 2 lanes" : "") +
                          (descending ? " desc" : " asc") +
                          (method == io::write_method::mmap ? " mapped" : " staged") +
                          " seed " + std::to_string(seed));
             const std::vector<std::byte> data = make_records(records, f, seed, few_keys);
+            // Two lanes on the one GPU share the ranges of a mapped output (a staged one is
+            // written by the first alone).
+            const std::vector<int> devices = few_keys ? std::vector<int>{0, 0} : std::vector<int>{0};
             run_store store(f.record_size, ~std::uint64_t{0}, dir.path().string(), false, nullptr);
             add_sorted_runs(store, data, f, descending, runs,
                             few_keys ? pinning::all : pinning::even_runs);
@@ -118,7 +122,7 @@ TEST_F(GpuRangeSort, RangesOfEveryKeyTypeAndRunCountSortStably) {
             };
             std::uint64_t ranges = 0;
             arena.execute([&] {
-              ranges = sort_ranges_on_gpu(store, o, 0, open_sink, arena, nullptr);
+              ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr);
             });
             ASSERT_TRUE(sink);
             sink->finish();
@@ -143,13 +147,13 @@ TEST_F(GpuRangeSort, RefusesSpilledRunsAndItemFormats) {
     o.format = test::make_format("u64", 8, 0);
     run_store store(8, 0, dir.path().string(), true, nullptr);  // every run spills, O_DIRECT
     add_sorted_runs(store, make_records(1000, o.format, 1, false), o.format, false, 2);
-    EXPECT_THROW(sort_ranges_on_gpu(store, o, 0, never, arena, nullptr), error);
+    EXPECT_THROW(sort_ranges_on_gpu(store, o, {0}, never, arena, nullptr), error);
   }
   {
     o.format = test::make_format("u64", 100, 0);  // sorted as (key, index) items
     run_store store(100, ~std::uint64_t{0}, dir.path().string(), false, nullptr);
     add_sorted_runs(store, make_records(1000, o.format, 2, false), o.format, false, 2);
-    EXPECT_THROW(sort_ranges_on_gpu(store, o, 0, never, arena, nullptr), error);
+    EXPECT_THROW(sort_ranges_on_gpu(store, o, {0}, never, arena, nullptr), error);
   }
 }
 

@@ -129,7 +129,7 @@ TEST_F(GpuRunFormation, SharesOfSeveralFormersMergeToTheStableSort) {
 
 TEST_F(GpuRunFormation, PinnedSharesSortAgainByRange) {
   // Strategy gpu_ranges on several GPUs: each share's runs come back into page-locked memory
-  // planned for its chunk, and the first GPU sorts them again by key range.
+  // planned for its chunk, and the GPUs share the key ranges of the second pass.
   test::scratch_dir dir;
   tbb::task_arena arena;
   const record_format f = test::make_format("u64", 16, 8);
@@ -153,7 +153,9 @@ TEST_F(GpuRunFormation, PinnedSharesSortAgainByRange) {
     if (!sink) sink = io::make_output_sink(out, bytes, io::write_method::mmap, nullptr, true);
     return *sink;
   };
-  arena.execute([&] { sort_ranges_on_gpu(store, o, 0, open_sink, arena, nullptr); });
+  std::uint64_t ranges = 0;
+  arena.execute([&] { ranges = sort_ranges_on_gpu(store, o, {0, 0}, open_sink, arena, nullptr); });
+  EXPECT_GE(ranges, 2u) << "both GPUs take ranges";
   ASSERT_TRUE(sink);
   sink->finish();
   out.commit(false, data.size());
