@@ -24,7 +24,7 @@ struct sort_stats {
   std::uint64_t runs = 0;         ///< sorted runs formed (1: no merge)
   std::uint64_t merge_passes = 0; ///< 0 when a single run was written directly
   bool spilled = false;           ///< runs went through temporary files
-  std::string backend;            ///< "cpu" or the GPU name
+  std::string backend;            ///< "cpu", the GPU's name, or "2 x NAME" for several
   std::string strategy;           ///< the plan's strategy: "gpu-one-chunk", "cpu-runs", ...
   /// The GPU sort algorithm ("onesweep", "hrs"), or what --algorithm auto chose for the
   /// chunks ("auto sorted 3 chunk(s) with hrs, 1 with onesweep ..."); empty on the CPU.

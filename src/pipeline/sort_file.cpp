@@ -113,7 +113,10 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
                         describe(options.format) + "); " + plan.describe(options.format));
     if (plan.bypass_page_cache) input.read_past_cache();
     result = run_strategy({input, opener, options, plan, arena, &trace});
-    backend = plan.on_gpu() ? plan.device_name : "cpu";
+    backend = !plan.on_gpu() ? std::string("cpu")
+              : plan.sort_devices.size() > 1
+                  ? std::to_string(plan.sort_devices.size()) + " x " + plan.device_name
+                  : plan.device_name;
     unique_stream_bytes = opener.unique_stream_bytes();
     // --unique into a mapped output: compacted before the mapping goes.
     const std::span<std::byte> mapped = opener.mapping();
