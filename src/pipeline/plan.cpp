@@ -369,7 +369,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
           (gpu_runs_held * run_bytes + 2 * staging_buffers * std::uint64_t{max_staging_bytes});
       plan.layout.resident_bytes = plan.budget_bytes > beside ? plan.budget_bytes - beside : 0;
       plan.why.push_back("runs resident up to " + format_bytes(plan.layout.resident_bytes) +
-                         ", the rest of the budget left to " + std::to_string(gpu_runs_held) +
+                         ", the rest of the budget left to " +
+                         std::to_string(plan.sort_devices.size() * gpu_runs_held) +
                          " runs on their way to disk and the staging buffers");
     }
     plan.layout.single_run = false;
