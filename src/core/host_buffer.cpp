@@ -1,7 +1,9 @@
 // Anonymous mappings for chunk, scratch and run memory.
 #include "core/host_buffer.hpp"
 
+#include <linux/mempolicy.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <tbb/parallel_for.h>
@@ -12,7 +14,20 @@
 
 namespace gpusort {
 
-host_buffer::host_buffer(std::size_t bytes, bool prefault) : size_(bytes) {
+namespace {
+
+/// Asks for the pages of [p, p + bytes) on `node` while it has them (best effort: an unknown
+/// node or a kernel without NUMA leaves the default policy).
+void prefer_node(void* p, std::size_t bytes, int node) noexcept {
+  constexpr int mask_bits = 64;
+  if (node < 0 || node >= mask_bits) return;
+  const unsigned long mask = 1UL << node;
+  ::syscall(SYS_mbind, p, bytes, MPOL_PREFERRED, &mask, mask_bits + 1, 0U);
+}
+
+}  // namespace
+
+host_buffer::host_buffer(std::size_t bytes, bool prefault, int numa_node) : size_(bytes) {
   if (bytes == 0) return;
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t mapped = (bytes + page - 1) / page * page;
@@ -34,6 +49,7 @@ host_buffer::host_buffer(std::size_t bytes, bool prefault) : size_(bytes) {
   }
   // Huge pages cut the page-fault and TLB cost of streaming over gigabytes; advisory only.
   ::madvise(p, mapped, MADV_HUGEPAGE);
+  prefer_node(p, mapped, numa_node);  // before any page is touched
   mapping_ = unique_mapping(p, mapped);
   std::byte* data = mapping_.data();
   if (prefault) {

@@ -1,6 +1,7 @@
 // Large host allocations: anonymous mappings with transparent huge pages, aligned to a huge
-// page when they are that large, optionally first-touched in parallel (a fresh page costs a
-// fault and a zeroing; 16 threads fault about 15 GB/s, one thread far less).
+// page when they are that large, optionally on a preferred NUMA node, optionally
+// first-touched in parallel (a fresh page costs a fault and a zeroing; 16 threads fault about
+// 15 GB/s, one thread far less).
 #pragma once
 
 #include <cstddef>
@@ -15,8 +16,10 @@ namespace gpusort {
 class host_buffer {
  public:
   host_buffer() = default;
-  /// `prefault`: touch every page now, in parallel, instead of on first use.
-  explicit host_buffer(std::size_t bytes, bool prefault = false);
+  /// `prefault`: touch every page now, in parallel, instead of on first use. `numa_node`
+  /// (when not negative): pages come from that node where it has them (MPOL_PREFERRED; memory
+  /// a GPU copies from is best on the GPU's own node), else from any.
+  explicit host_buffer(std::size_t bytes, bool prefault = false, int numa_node = -1);
   host_buffer(host_buffer&& other) noexcept
       : mapping_(std::move(other.mapping_)), size_(std::exchange(other.size_, 0)) {}
   host_buffer& operator=(host_buffer&& other) noexcept {

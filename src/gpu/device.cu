@@ -7,6 +7,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_memory.cuh"
 #include "gpu/run_former.hpp"
+#include "gpu/topology.hpp"
 #include "gpusort/detail/key_codec.hpp"
 
 namespace gpusort::gpu {
@@ -86,9 +87,11 @@ std::shared_ptr<void> register_host_memory(std::span<std::byte> memory, int devi
   return {memory.data(), [](void* p) { static_cast<void>(cudaHostUnregister(p)); }};
 }
 
-pinned_buffer::pinned_buffer(std::size_t bytes, int device) : memory_(bytes, /*prefault=*/true) {
+pinned_buffer::pinned_buffer(std::size_t bytes, int device)
+    : memory_(bytes, /*prefault=*/true, device_numa_node(device)) {
   // Touched in parallel first: registering untouched memory faults every page in one thread
   // inside the driver (4.3 s for 8 GiB on the H200 machine against 0.36 s + 0.32 s this way).
+  // On the GPU's own NUMA node: copies from the other socket cross the inter-socket link.
   registration_ = register_host_memory(memory_.span(), device);
 }
 

@@ -26,6 +26,14 @@ std::string pci_bus_id_of(int device) {
 
 }  // namespace
 
+int device_numa_node(int device) noexcept {
+  try {
+    return numa_node_of(pci_bus_id_of(device));
+  } catch (...) {
+    return unknown_numa_node;
+  }
+}
+
 gpu_topology probe_topology(std::span<const int> devices) {
   gpu_topology topology;
   topology.devices.reserve(devices.size());

@@ -45,6 +45,10 @@ struct gpu_topology {
 [[nodiscard]] int numa_node_of(std::string_view pci_bus_id,
                                const std::filesystem::path& sysfs_root = "/sys") noexcept;
 
+/// The NUMA node GPU `device` hangs off (its PCI bus id looked up in /sys), or
+/// unknown_numa_node; never throws. Defined in CUDA builds only.
+[[nodiscard]] int device_numa_node(int device) noexcept;
+
 /**
  * Probes `devices` (CUDA ordinals, each at most once) once: properties, PCI bus, NUMA node and
  * peer access of every ordered pair. Creates no context on them (no cudaSetDevice, no memory

@@ -37,10 +37,11 @@ std::vector<std::string> gpu_topology::describe() const {
                                                       : std::to_string(d.numa_node)));
   // "peer access (row from, column to) 0 1: 0 [- y] 1 [y -]"
   std::string matrix = "peer access (row from, column to)";
-  for (const gpu_device_facts& d : devices) matrix += " " + std::to_string(d.id);
+  // Appended piece by piece: `" " + std::to_string(id)` trips GCC 12's -Wrestrict.
+  for (const gpu_device_facts& d : devices) matrix.append(" ").append(std::to_string(d.id));
   matrix += ":";
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    matrix += " " + std::to_string(devices[i].id) + " [";
+    matrix.append(" ").append(std::to_string(devices[i].id)).append(" [");
     for (std::size_t j = 0; j < devices.size(); ++j) {
       if (j != 0) matrix += ' ';
       matrix += i == j ? '-' : peer(i, j) ? 'y' : 'n';

@@ -2,12 +2,14 @@
 
 #include "core/trace.hpp"
 #include "gpu/run_former.hpp"
+#include "gpu/topology.hpp"
 
 namespace gpusort::pipeline {
 
 run_pinner::run_pinner(std::vector<std::size_t> run_bytes, std::uint64_t first_run, int device,
                        unsigned threads, trace_recorder* trace)
-    : run_bytes_(std::move(run_bytes)), first_run_(first_run), device_(device), trace_(trace),
+    : run_bytes_(std::move(run_bytes)), first_run_(first_run), device_(device),
+      numa_node_(gpu::device_numa_node(device)), trace_(trace),
       prepared_(run_bytes_.size()), ready_(run_bytes_.size(), 0) {
   for (unsigned t = 0; t < threads && t < run_bytes_.size(); ++t)
     threads_.emplace_back([this] { prepare(); });
@@ -38,7 +40,7 @@ void run_pinner::prepare() {
       // Out of memory or out of lockable memory: the run is staged instead, as without a
       // pinner, and the sort goes on.
       try {
-        m.memory = host_buffer(run_bytes_[run], /*prefault=*/true);
+        m.memory = host_buffer(run_bytes_[run], /*prefault=*/true, numa_node_);
         m.pin = gpu::register_host_memory(m.memory.span(), device_);
       } catch (const std::exception&) {
         m.pin.reset();

@@ -50,6 +50,7 @@ class run_pinner {
   std::vector<std::size_t> run_bytes_;
   std::uint64_t first_run_;
   int device_;
+  int numa_node_;  // the GPU's: runs are page-locked where it copies from them fastest
   trace_recorder* trace_;
   std::mutex mutex_;
   std::vector<run_memory> prepared_;

@@ -1,4 +1,8 @@
-// Host buffers: sizes, huge-page alignment, prefault, moves.
+// Host buffers: sizes, huge-page alignment, prefault, a preferred NUMA node, moves.
+#include <linux/mempolicy.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -32,6 +36,34 @@ TEST(HostBuffer, LargeBuffersStartOnAHugePageAndAreWritableToTheEnd) {
     EXPECT_EQ(buffer.data()[0], std::byte{0x5a});
     EXPECT_EQ(buffer.data()[bytes - 1], std::byte{0x5a});
   }
+}
+
+/// The memory policy of the mapping at `p` (MPOL_DEFAULT, MPOL_PREFERRED, ...) and, with
+/// `node`, the node of the page at `p`.
+int policy_at(const std::byte* p, int* node = nullptr) {
+  int mode = -1;
+  unsigned long mask[16] = {};
+  if (::syscall(SYS_get_mempolicy, &mode, mask, sizeof(mask) * 8, p, MPOL_F_ADDR) != 0) return -1;
+  if (node != nullptr &&
+      ::syscall(SYS_get_mempolicy, node, nullptr, 0, p, MPOL_F_NODE | MPOL_F_ADDR) != 0)
+    *node = -1;
+  return mode;
+}
+
+TEST(HostBuffer, PrefersTheNumaNodeAskedFor) {
+  // Node 0 exists on every Linux host: the pages are asked for there, and land there.
+  const host_buffer on_zero(4 * huge_page, /*prefault=*/true, 0);
+  int node = -1;
+  const int mode = policy_at(on_zero.data(), &node);
+  if (mode == -1) GTEST_SKIP() << "get_mempolicy is not available here";
+  EXPECT_EQ(mode, MPOL_PREFERRED);
+  EXPECT_EQ(node, 0);
+  // No node, or one beyond any host: the default policy, and the memory is there all the same.
+  const host_buffer plain(huge_page, true);
+  EXPECT_EQ(policy_at(plain.data()), MPOL_DEFAULT);
+  const host_buffer nowhere(huge_page, true, 4000);
+  EXPECT_EQ(policy_at(nowhere.data()), MPOL_DEFAULT);
+  std::memset(nowhere.data(), 1, nowhere.size());
 }
 
 TEST(HostBuffer, SmallBuffersArePageAligned) {
