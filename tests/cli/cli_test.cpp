@@ -157,8 +157,8 @@ TEST(Cli, SeveralDevicesAreTakenWithoutAWarning) {
   const std::string files = dir.file("in.bin") + " " + dir.file("out.bin");
   const result several = run_gpusort("--devices 1,0 " + files, dir);
   EXPECT_EQ(several.err.find("warning"), std::string::npos) << several.err;
-  if (several.status != 0) {
-    EXPECT_NE(several.err.find("CUDA device"), std::string::npos) << several.err;
+  if (several.status != 0) {  // no device 1, no GPU at all, or a build without CUDA
+    EXPECT_NE(several.err.find("CUDA"), std::string::npos) << several.err;
   }
   const result one = run_gpusort("--devices 0 " + files, dir);
   EXPECT_EQ(one.err.find("warning"), std::string::npos) << one.err;
