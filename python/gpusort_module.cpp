@@ -177,16 +177,6 @@ gpusort::cli::request parse_keywords(const std::vector<std::string>& inputs,
   }
 }
 
-/// A RuntimeWarning for devices=[0, 1]: one GPU sorts, as the command warns on stderr.
-void warn_if_several_devices(const gpusort::device_selection& devices) {
-  if (devices.how != gpusort::device_selection::mode::list || devices.ids.size() < 2) return;
-  const std::string message = "sort_file(): devices lists " + std::to_string(devices.ids.size()) +
-                              " GPUs: only the first listed (device " +
-                              std::to_string(devices.ids.front()) +
-                              ") is used; sorting on several GPUs is not supported yet";
-  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
-}
-
 /// The stats as a dict: the fields of gpusort::sort_stats, read back from the JSON that
 /// --stats=json prints (one writer for both).
 py::dict stats_dict(const gpusort::sort_stats& stats) {
@@ -373,7 +363,6 @@ PYBIND11_MODULE(gpusort, m) {
       [](const py::object& inputs, const py::object& output, const py::kwargs& kwargs) {
         const gpusort::cli::request req =
             parse_keywords(input_paths(inputs), path_text(output), kwargs);
-        warn_if_several_devices(req.options.devices);
         gpusort::sort_stats stats;
         {
           py::gil_scoped_release unlocked;
