@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
 #include <cstring>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "core/each_until_failure.hpp"
 #include "core/trace.hpp"
 #include "cpu/multiway_merge.hpp"
 #include "gpu/run_former.hpp"
@@ -264,28 +263,15 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
     });
   }
 
-  std::atomic<bool> stop{false};
   const std::uint64_t g = std::min<std::uint64_t>(lanes.size(), ranges);
   if (g == 1) {
-    lanes.front()->sort(0, ranges, chunk, stop);
+    const std::atomic<bool> never{false};
+    lanes.front()->sort(0, ranges, chunk, never);
     return ranges;
   }
-  std::mutex failure_mutex;
-  std::exception_ptr failure;  // the first GPU's to fail, not the ones stopped after it
-  std::vector<std::future<void>> running;
-  for (std::uint64_t i = 0; i < g; ++i) {
-    running.push_back(std::async(std::launch::async, [&, i] {
-      try {
-        lanes[i]->sort(ranges * i / g, ranges * (i + 1) / g, chunk, stop);
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        stop = true;
-      }
-    }));
-  }
-  for (std::future<void>& r : running) r.get();
-  if (failure) std::rethrow_exception(failure);
+  detail::each_until_failure(g, [&](std::size_t i, const std::atomic<bool>& stop) {
+    lanes[i]->sort(ranges * i / g, ranges * (i + 1) / g, chunk, stop);
+  });
   return ranges;
 }
 

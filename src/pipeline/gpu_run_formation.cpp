@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
 #include <future>
-#include <mutex>
 #include <set>
 #include <vector>
 
+#include "core/each_until_failure.hpp"
 #include "core/host_buffer.hpp"
 #include "core/trace.hpp"
 #include "cpu/sort_items.hpp"
@@ -29,14 +28,11 @@
 namespace gpusort::pipeline {
 namespace {
 
-/// Set by the first share that fails, so that the others stop at their next piece.
-struct share_stop {
-  std::atomic<bool> requested{false};
-  void check() const {
-    if (requested.load(std::memory_order_relaxed))
-      throw error("run formation stopped: another GPU's share failed");
-  }
-};
+/// Ends a share once another GPU's failed (detail::each_until_failure).
+void check_stop(const std::atomic<bool>& stop) {
+  if (stop.load(std::memory_order_relaxed))
+    throw error("run formation stopped: another GPU's share failed");
+}
 
 /// Forms the runs of one share on its GPU; `whole`: the share is the whole input, which may
 /// then go straight into the output as one chunk.
@@ -44,7 +40,8 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
                           const gpu_stage_config& config, const gpu_share& share, bool whole,
                           run_store& store,
                           const std::function<io::output_sink&(std::uint64_t)>& open_sink,
-                          tbb::task_arena& arena, trace_recorder* trace, const share_stop& stop) {
+                          tbb::task_arena& arena, trace_recorder* trace,
+                          const std::atomic<bool>& stop) {
   const record_format& format = options.format;
   const bool direct = gpu::supports_format(format);
   const record_format sorted_format = direct ? format : cpu::sort_item_format();
@@ -176,9 +173,9 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
         const io::parallel_reader::piece got = reader.next();
         if (got.bytes == 0) break;
         std::byte* p = got.data;
-        if (stop.requested) {
+        if (stop.load(std::memory_order_relaxed)) {
           staging_in.release(p);
-          stop.check();
+          check_stop(stop);
         }
         former.push({p, got.bytes}, [&staging_in, p] { staging_in.release(p); });
       }
@@ -200,7 +197,7 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
       // extracted into staging and pushed.
       const std::size_t per_piece = staging_bytes / sizeof(cpu::sort_item);
       for (std::uint64_t run = share.first_run;; ++run) {
-        stop.check();
+        check_stop(stop);
         // A share of a file is read where it lies, a stream in order.
         const std::uint64_t at = share.begin + (run - share.first_run) * chunk * format.record_size;
         const std::uint64_t want =
@@ -271,48 +268,24 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
                                 tbb::task_arena& arena, trace_recorder* trace) {
   const std::vector<gpu_share> shares =
       share_input(input.known_size(), options.format.record_size, config.devices);
-  share_stop stop;
-  if (shares.size() == 1)
+  if (shares.size() == 1) {
+    const std::atomic<bool> never{false};
     return form_share(input, options, config, shares.front(), true, store, open_sink, arena,
-                      trace, stop);
-  // One thread per GPU drives its share; the store orders the runs by id.
-  std::mutex failure_mutex;
-  std::exception_ptr failure;  // the first share's to fail, not the ones stopped after it
-  std::vector<std::future<gpu_run_result>> running;
-  for (const gpu_share& share : shares)
-    running.push_back(std::async(std::launch::async, [&, share] {
-      try {
-        return form_share(input, options, config, share, false, store, open_sink, arena, trace,
-                          stop);
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        stop.requested = true;
-        throw;
-      }
-    }));
-  std::vector<gpu_run_result> done;
-  for (std::future<gpu_run_result>& r : running) {
-    try {
-      done.push_back(r.get());
-    } catch (...) {  // `failure` holds the first
-    }
+                      trace, never);
   }
-  if (failure) std::rethrow_exception(failure);
+  // One thread per GPU drives its share; the store orders the runs by id.
+  std::vector<gpu_run_result> done(shares.size());
+  detail::each_until_failure(shares.size(), [&](std::size_t i, const std::atomic<bool>& stop) {
+    done[i] = form_share(input, options, config, shares[i], false, store, open_sink, arena,
+                         trace, stop);
+  });
   gpu_run_result result;
-  std::set<std::string> names;
+  result.device_name = done.front().device_name;
   std::set<std::string> sorters;
   for (const gpu_run_result& r : done) {
     result.records += r.records;
-    names.insert(r.device_name);
     sorters.insert(r.sorter);
   }
-  std::string joined;
-  for (const std::string& n : names) {
-    if (!joined.empty()) joined += ", ";
-    joined += n;
-  }
-  result.device_name = std::to_string(done.size()) + " GPUs (" + joined + ")";
   for (const std::string& chosen : sorters) {
     if (!result.sorter.empty()) result.sorter += "; ";
     result.sorter += chosen;
