@@ -27,17 +27,20 @@ enum class chunk_algorithm : std::uint8_t {
 /**
  * When the hybrid radix sort beats Onesweep, by key and packed payload size (value_size 0:
  * key-only), in terms of a chunk's size and of the estimate of its sampled keys
- * (gpu/hrs_round_estimate.hpp). HRS from `min_records` records on when
- * - the keys leave HRS at most `few_keys_rounds` scatter rounds (few distinct keys), or
- * - they leave it at most `even_rounds` rounds and, below `skew_tolerant_records`, spread over
- *   the top digit about evenly (concentration at most `even_concentration`): HRS's margin is
- *   thinner on smaller chunks, where Zipf keys already lose.
+ * (gpu/hrs_round_estimate.hpp). HRS when
+ * - from `min_records` records on, the keys leave HRS at most `few_keys_rounds` scatter rounds
+ *   (few distinct keys), or
+ * - from `even_min_records` records on, they leave it at most `even_rounds` rounds and, below
+ *   `skew_tolerant_records`, spread over the top digit about evenly (concentration at most
+ *   `even_concentration`): HRS's margin is thinner on smaller chunks, where Zipf keys already
+ *   lose.
  */
 struct hrs_crossover {
   std::uint32_t key_size;
   std::uint32_t value_size;
   std::uint64_t min_records;
   double few_keys_rounds;
+  std::uint64_t even_min_records;
   double even_rounds;
   std::uint64_t skew_tolerant_records;
   double even_concentration;
@@ -46,26 +49,34 @@ struct hrs_crossover {
 /// A crossover HRS never reaches: Onesweep for every chunk.
 inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 
-/// Measured with gpusort-bench-hrs on the H100 machine (tools/bench/results/2026-11-25-h100-auto,
-/// HRS time / CUB time, device-resident keys; sampled scatter rounds in parentheses):
-/// - 64-bit keys, 2^28: uniform 0.56 (2.12), sorted 0.61 (2.00), Zipf 0.92 (2.08), AND of 2
-///   words 1.16 (2.68), of 3 1.38 (3.86), of 5 1.56 (7.0), all equal 0.06 (0). 2^26: uniform
-///   0.50, Zipf 1.05, AND 2 1.10, equal 0.08. 2^22: uniform 0.82 (2.00), sorted 0.81, Zipf
-///   1.80 (1.98), AND 2 1.39 (1.94), equal 0.44; below 2^22 uniform keys lose (1.10 at 2^20).
-///   At 2^22 the rounds do not tell uniform from AND 2 or Zipf; the top digit's concentration
-///   does (about 1, 1.4 and 6).
-/// - 32-bit keys: uniform 1.37 at 2^22, 0.94 at 2^26, 1.04 at 2^28; every skewed distribution
-///   loses (1.3-2.4); all equal wins (0.85 at 2^22, 0.17 at 2^26, 0.13 at 2^28).
-/// - Pairs (auto gives records with a payload to Onesweep anyway): HRS was 1.14x faster for
-///   uniform 64/64 pairs but slower for skewed ones and for 32/32 pairs: never.
+/// Measured with gpusort-bench-hrs on the H100 machine (tools/bench/results/2026-11-25-h100-hrs-groups,
+/// HRS time / CUB time, device-resident keys; sampled scatter rounds and top-digit
+/// concentration in parentheses):
+/// - 64-bit keys, 2^28: uniform 0.49 (2.12, 1.0), sorted 0.52 (2.00, 0.97), Zipf 0.93
+///   (2.08, 1.54), AND of 2 words 1.00 (2.68), of 3 1.38 (3.86), of 5 1.57 (7.0), all equal
+///   0.06 (0). 2^26: uniform 0.49, Zipf 1.05, AND 2 1.02, equal 0.08. 2^22: uniform 0.67
+///   (2.00), sorted 0.71, Zipf 1.82 (1.98, 1.51), AND 2 1.31 (1.94, 5.9), equal 0.40; 2^20:
+///   uniform 0.95, so the crossover stays at 2^22. At 2^22 the rounds do not tell uniform from
+///   AND 2 or Zipf; the top digit's concentration does.
+/// - 32-bit keys: uniform 0.88 at 2^28, 0.89 at 2^26, 1.06 at 2^24, 1.23 at 2^22; sorted 0.95
+///   at 2^28 but 1.11 at 2^26 (the same rounds and concentration as uniform keys), hence even
+///   keys from 2^27 on; every skewed distribution loses (1.3-1.8: Zipf concentration 1.5, AND
+///   of 2 5.9); all equal wins (0.86 at 2^22, 0.17 at 2^26, 0.13 at 2^28).
+/// - Pairs (auto gives records with a payload to Onesweep anyway): HRS is 1.67x faster for
+///   uniform 64/64 pairs but slower for skewed ones and for 32/32 pairs (1.17): never.
 inline constexpr hrs_crossover hrs_crossovers[] = {
-    {4, 0, std::uint64_t{1} << 22, 1.0, 0.0, hrs_never, 0.0},
-    {8, 0, std::uint64_t{1} << 22, 1.0, 2.4, std::uint64_t{1} << 27, 1.2},
-    {4, 4, hrs_never, 0, 0, hrs_never, 0},
-    {4, 8, hrs_never, 0, 0, hrs_never, 0},
-    {8, 4, hrs_never, 0, 0, hrs_never, 0},
-    {8, 8, hrs_never, 0, 0, hrs_never, 0},
+    {4, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 27, 2.4, hrs_never, 1.2},
+    {8, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 22, 2.4, std::uint64_t{1} << 27, 1.2},
+    {4, 4, hrs_never, 0, hrs_never, 0, hrs_never, 0},
+    {4, 8, hrs_never, 0, hrs_never, 0, hrs_never, 0},
+    {8, 4, hrs_never, 0, hrs_never, 0, hrs_never, 0},
+    {8, 8, hrs_never, 0, hrs_never, 0, hrs_never, 0},
 };
+
+/// The fewest records for which a crossover may choose HRS.
+[[nodiscard]] constexpr std::uint64_t hrs_smallest_chunk(const hrs_crossover& c) noexcept {
+  return c.min_records < c.even_min_records ? c.min_records : c.even_min_records;
+}
 
 /// The crossover of a shape; null for shapes without one (Onesweep for every chunk).
 [[nodiscard]] constexpr const hrs_crossover* find_hrs_crossover(std::uint32_t key_size,
@@ -84,12 +95,13 @@ inline constexpr hrs_crossover hrs_crossovers[] = {
                                                                double scatter_rounds,
                                                                double concentration) noexcept {
   const hrs_crossover* c = find_hrs_crossover(key_size, value_size);
-  if (c == nullptr || c->min_records == hrs_never || records < c->min_records)
-    return chunk_algorithm::onesweep;
-  if (scatter_rounds <= c->few_keys_rounds) return chunk_algorithm::hrs;
+  if (c == nullptr || hrs_smallest_chunk(*c) == hrs_never) return chunk_algorithm::onesweep;
+  if (records >= c->min_records && scatter_rounds <= c->few_keys_rounds)
+    return chunk_algorithm::hrs;
   const bool even = records >= c->skew_tolerant_records || concentration <= c->even_concentration;
-  return scatter_rounds <= c->even_rounds && even ? chunk_algorithm::hrs
-                                                  : chunk_algorithm::onesweep;
+  return records >= c->even_min_records && scatter_rounds <= c->even_rounds && even
+             ? chunk_algorithm::hrs
+             : chunk_algorithm::onesweep;
 }
 
 }  // namespace gpusort::gpu

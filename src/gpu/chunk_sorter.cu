@@ -58,7 +58,7 @@ class auto_sorter final : public chunk_sorter {
     // Below the crossover's size the keys cannot change the choice: no estimate (sorting the
     // sample costs about 0.7 ms of the former's thread).
     bool hrs = false;
-    if (sometimes_hrs() && n >= crossover_->min_records) {
+    if (sometimes_hrs() && n >= hrs_smallest_chunk(*crossover_)) {
       const hrs_round_estimate estimate =
           estimate_hrs_rounds(key_sample, shape_.key_size * 8, n, local_threshold_);
       hrs = choose_chunk_algorithm(shape_.key_size, shape_.value_size, n,
@@ -74,10 +74,10 @@ class auto_sorter final : public chunk_sorter {
     std::ostringstream os;
     os << "auto: ";
     if (sometimes_hrs())
-      os << "hrs for chunks of " << crossover_->min_records << " records or more whose "
-         << hrs_key_sample_size << " sampled keys predict at most "
-         << crossover_->few_keys_rounds << " scatter rounds, or at most "
-         << crossover_->even_rounds << " and spread evenly (top-digit concentration at most "
+      os << "hrs for chunks whose " << hrs_key_sample_size << " sampled keys predict at most "
+         << crossover_->few_keys_rounds << " scatter rounds (from " << crossover_->min_records
+         << " records), or at most " << crossover_->even_rounds << " and spread evenly (from "
+         << crossover_->even_min_records << " records; top-digit concentration at most "
          << crossover_->even_concentration << " below " << crossover_->skew_tolerant_records
          << " records), else onesweep";
     else
@@ -96,7 +96,7 @@ class auto_sorter final : public chunk_sorter {
 
  private:
   [[nodiscard]] bool sometimes_hrs() const noexcept {
-    return crossover_ != nullptr && crossover_->min_records != hrs_never;
+    return crossover_ != nullptr && hrs_smallest_chunk(*crossover_) != hrs_never;
   }
 
   record_shape shape_;

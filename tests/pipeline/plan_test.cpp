@@ -433,7 +433,7 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
     for (const std::uint32_t value : {0u, 4u, 8u}) {
       const gpu::hrs_crossover* c = gpu::find_hrs_crossover(key, value);
       ASSERT_NE(c, nullptr) << key << "+" << value;
-      if (c->min_records != gpu::hrs_never) continue;
+      if (gpu::hrs_smallest_chunk(*c) != gpu::hrs_never) continue;
       for (const std::uint64_t records : {0ull, 1ull, 1ull << 20, 1ull << 32, ~0ull})
         EXPECT_EQ(gpu::choose_chunk_algorithm(key, value, records, 0.0, 1.0), onesweep)
             << key << "+" << value << ", " << records << " records";
@@ -465,12 +465,18 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
       {8, 1ull << 22, 2.5, 1.0, onesweep},
       {8, 1ull << 32, 2.5, 1.0, onesweep},
       {8, 1ull << 32, 7.0, 1.0, onesweep},
-      // 32-bit: few distinct keys only.
+      // 32-bit: few distinct keys from 2^22 on; evenly spread keys from 2^27 on, however large
+      // the chunk only if spread evenly.
       {4, (1ull << 22) - 1, 0.0, 256.0, onesweep},
       {4, 1ull << 22, 0.0, 256.0, hrs},
       {4, 1ull << 28, 1.0, 1.0, hrs},
-      {4, 1ull << 28, 2.0, 1.0, onesweep},
-      {4, 1ull << 32, 2.1, 1.0, onesweep},
+      {4, 1ull << 22, 2.0, 1.0, onesweep},
+      {4, (1ull << 27) - 1, 2.0, 1.0, onesweep},
+      {4, 1ull << 27, 2.0, 1.0, hrs},
+      {4, 1ull << 28, 2.1, 0.97, hrs},
+      {4, 1ull << 28, 2.1, 1.5, onesweep},
+      {4, 1ull << 32, 2.1, 1.4, onesweep},
+      {4, 1ull << 32, 2.5, 1.0, onesweep},
   };
   for (const auto& row : table)
     EXPECT_EQ(gpu::choose_chunk_algorithm(row.key_size, 0, row.records, row.rounds,
