@@ -120,7 +120,8 @@ std::vector<option_group> option_groups() {
        "comma-separated, such as 0,1; a file of more than one chunk is shared among them, "
        "each forming runs of its part at once; one chunk or a stream goes to the first")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
-       "run sorter: auto (default: the CPU for files of up to 64 MiB per CPU, else the GPU "
+       "run sorter: auto (default: the CPU for files of up to 64 MiB and 10 Mi records per "
+       "CPU, moved by the spread of sampled keys, else the GPU "
        "when present, there the faster of hrs and onesweep by chunk size and sampled key "
        "skew where equal keys cannot be told apart, else onesweep), hrs "
        "(hybrid radix sort on the GPU; equal keys of records with a payload in no particular "

@@ -74,7 +74,8 @@ gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options, bool sorts
   }
 }
 
-host_facts probe_host(const sort_options& options, std::optional<std::uint64_t> input_bytes) {
+host_facts probe_host(const sort_options& options, std::optional<std::uint64_t> input_bytes,
+                      key_spread spread) {
   host_facts facts;
   const memory_limit memory = probe_memory_limit();
   facts.usable_memory = memory.bytes;
@@ -87,7 +88,8 @@ host_facts probe_host(const sort_options& options, std::optional<std::uint64_t> 
   facts.gpu_allowed = gpu_backend_built() && options.algo != algorithm::cpu &&
                       options.devices.how != device_selection::mode::none &&
                       !options.merge_only &&
-                      cpu_crossover_reason(options, input_bytes, facts.cpus).empty();
+                      cpu_crossover_reason(options, input_bytes, facts.cpus, spread).empty();
+  facts.spread = spread;
   return facts;
 }
 
@@ -98,19 +100,67 @@ bool gpu_demanded(const sort_options& options) noexcept {
          options.devices.how == mode::all;
 }
 
-std::string cpu_crossover_reason(const sort_options& options,
-                                 std::optional<std::uint64_t> input_bytes, unsigned cpus) {
+static_assert(cpu_crossover_records_per_cpu % (std::uint64_t{1} << 20) == 0,
+              "cpu_crossover_reason counts the records in Mi");
+
+cpu_crossover cpu_crossover_for(unsigned cpus, key_spread spread) noexcept {
+  const std::uint64_t n = std::max(cpus, 1u);
+  cpu_crossover c{cpu_crossover_bytes_per_cpu * n, cpu_crossover_records_per_cpu * n};
+  if (spread == key_spread::few_distinct) {
+    c.bytes *= 4;
+    c.records *= 4;
+  } else if (spread == key_spread::skewed) {
+    c.bytes /= 2;
+  }
+  return c;
+}
+
+namespace {
+
+/// Whether the options leave `auto` free to sort on the CPU rather than the GPU.
+bool may_choose_cpu(const sort_options& options) noexcept {
   // --devices none and --algorithm cpu never probe: nothing to say for them here.
-  const bool gpu_asked_for = gpu_demanded(options) || options.gpu_memory_bytes != 0 ||
-                             options.algo == algorithm::cpu ||
-                             options.devices.how == device_selection::mode::none;
-  if (gpu_asked_for || !input_bytes) return {};
-  const std::uint64_t crossover = cpu_crossover_bytes_per_cpu * std::max(cpus, 1u);
-  if (*input_bytes > crossover) return {};
-  return format_bytes(*input_bytes) + " is within " + format_bytes(crossover) + " (" +
-         format_bytes(cpu_crossover_bytes_per_cpu) + " per CPU on " + std::to_string(cpus) +
+  return !(gpu_demanded(options) || options.gpu_memory_bytes != 0 ||
+           options.algo == algorithm::cpu ||
+           options.devices.how == device_selection::mode::none);
+}
+
+bool within(const cpu_crossover& c, std::uint64_t bytes, std::uint32_t record_size) noexcept {
+  return bytes <= c.bytes && bytes / std::max(record_size, 1u) <= c.records;
+}
+
+std::string describe_spread(key_spread spread) {
+  switch (spread) {
+    case key_spread::few_distinct: return " for keys with few distinct values";
+    case key_spread::even: return " for evenly spread keys";
+    case key_spread::skewed: return " for skewed keys";
+    case key_spread::unknown: break;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string cpu_crossover_reason(const sort_options& options,
+                                 std::optional<std::uint64_t> input_bytes, unsigned cpus,
+                                 key_spread spread) {
+  if (!may_choose_cpu(options) || !input_bytes) return {};
+  const cpu_crossover c = cpu_crossover_for(cpus, spread);
+  if (!within(c, *input_bytes, options.format.record_size)) return {};
+  return format_bytes(*input_bytes) + " is within " + format_bytes(c.bytes) + " and " +
+         std::to_string(c.records >> 20) + " Mi records (on " + std::to_string(cpus) + " CPUs" +
+         describe_spread(spread) +
          "), which the CPU sorts sooner than the GPU path starts (--devices all, or "
          "--algorithm onesweep or hrs, to sort on the GPU)";
+}
+
+bool crossover_depends_on_keys(const sort_options& options,
+                               std::optional<std::uint64_t> input_bytes, unsigned cpus) {
+  if (!may_choose_cpu(options) || !input_bytes) return false;
+  const std::uint32_t record_size = options.format.record_size;
+  // The widest crossover and the narrowest: between them the keys decide.
+  return within(cpu_crossover_for(cpus, key_spread::few_distinct), *input_bytes, record_size) !=
+         within(cpu_crossover_for(cpus, key_spread::skewed), *input_bytes, record_size);
 }
 
 void probe_gpu(const sort_options& options, host_facts& facts,
@@ -121,7 +171,7 @@ void probe_gpu(const sort_options& options, host_facts& facts,
     facts.gpu_note = "--algorithm cpu";
   else if (options.devices.how == device_selection::mode::none)
     facts.gpu_note = "--devices none";
-  else if (std::string why = cpu_crossover_reason(options, input_bytes, facts.cpus);
+  else if (std::string why = cpu_crossover_reason(options, input_bytes, facts.cpus, facts.spread);
            !why.empty())
     facts.gpu_note = std::move(why);
   else

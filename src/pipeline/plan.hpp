@@ -48,6 +48,16 @@ struct gpu_facts {
   gpu::gpu_topology topology;
 };
 
+/// How the keys of an input spread (pipeline/key_sample.hpp), which sets how fast the CPU
+/// sorts them: keys with few distinct values it only copies (its radix sort skips the digits
+/// that never vary), skewed keys take it more passes over memory.
+enum class key_spread : std::uint8_t {
+  unknown,       ///< not sampled (a stream, a cold file, keys that are not numbers, a small input)
+  few_distinct,  ///< all equal, or a handful of values
+  even,          ///< spread evenly enough: uniform, sorted, Zipf keys
+  skewed,        ///< AND-ed words and the like
+};
+
 /// What the host has, as far as the plan depends on it.
 struct host_facts {
   /// The RAM, or the memory limit of the cgroup that holds us where that is smaller (page
@@ -64,6 +74,7 @@ struct host_facts {
   bool gpu_allowed = false;  ///< built with CUDA, and the options do not rule a GPU out
   std::optional<gpu_facts> gpu;  ///< the GPU to sort on; none when there is none to use
   std::string gpu_note;  ///< why there is none ("no usable CUDA device"), or a note on the one
+  key_spread spread = key_spread::unknown;  ///< how the input's keys spread, where sampled
 };
 
 /**
@@ -80,28 +91,59 @@ struct host_facts {
 /// The host's memory and CPUs, and whether the options allow a GPU for an input of
 /// `input_bytes` (not below the CPU crossover, cpu_crossover_reason); no CUDA call.
 [[nodiscard]] host_facts probe_host(const sort_options& options,
-                                    std::optional<std::uint64_t> input_bytes = std::nullopt);
+                                    std::optional<std::uint64_t> input_bytes = std::nullopt,
+                                    key_spread spread = key_spread::unknown);
 
 /// Whether the options ask for a GPU, so that sorting without one is an error: --algorithm
 /// onesweep or hrs, --merge-on gpu, --devices all or a list.
 [[nodiscard]] bool gpu_demanded(const sort_options& options) noexcept;
 
-/// Input bytes per CPU up to which `--algorithm auto` with the default device selection sorts
-/// on the CPU without initialising CUDA. Measured on the H100 machine (16 CPUs; tools/bench/
-/// results/2026-11-25-h100-auto/auto-run2.md, page cache warm): the GPU path takes 0.28-0.42 s
-/// for anything up to 256 MiB, which the CPU sorts in 0.01-0.17 s; at 1 GiB the CPU took
-/// 0.20-0.60 s against the GPU's 0.43-0.48 (faster for evenly spread and equal 64-bit keys,
-/// slower for AND-ed and 32-bit ones); at 4 GiB the GPU was 1.7-2.5x faster but for all-equal
-/// keys. The CPU's rate grows with its cores, so the crossover is 1 GiB per 16 CPUs.
-inline constexpr std::uint64_t cpu_crossover_bytes_per_cpu = std::uint64_t{64} << 20;
 
-/// Why `auto` leaves a GPU unused for an input of `input_bytes` on `cpus` CPUs (the CPU
-/// sorts it sooner than the GPU path starts); empty when the GPU should be probed: the size is
-/// unknown or larger, or the options ask for the GPU (--algorithm onesweep or hrs, --devices
-/// all or a list, --gpu-memory, --merge-on gpu).
+/// Input bytes per CPU up to which `--algorithm auto` with the default device selection sorts
+/// on the CPU without initialising CUDA, for evenly spread keys; see cpu_crossover_for.
+inline constexpr std::uint64_t cpu_crossover_bytes_per_cpu = std::uint64_t{64} << 20;
+/// Input records per CPU up to which it does, however few bytes they take: the CPU's cost
+/// follows the records, the GPU's the bytes.
+inline constexpr std::uint64_t cpu_crossover_records_per_cpu = std::uint64_t{10} << 20;
+
+/// The largest input `auto` sorts on the CPU: both limits hold.
+struct cpu_crossover {
+  std::uint64_t bytes = 0;
+  std::uint64_t records = 0;
+};
+
+/**
+ * The CPU crossover on `cpus` CPUs for keys that spread as `spread`. Measured on the H100
+ * machine (16 CPUs; tools/bench/results/2026-11-25-h100-auto-keys/, page cache warm; the GPU
+ * path costs 0.22 s of CUDA initialisation and about 0.1 s of process exit before it sorts,
+ * then takes 0.42 s for 512 MiB, 0.5 for 1 GiB, 0.6 for 2 GiB):
+ * - evenly spread keys: the CPU sorted 1 GiB of u64 (128 Mi records) in 0.35-0.42 s, 1 GiB of
+ *   u32 (256 Mi) in 0.59-0.71 s, 512 MiB of u32 in 0.33-0.38 s, 2 GiB of u64 in 0.77-0.90 s:
+ *   up to 64 MiB and 10 Mi records per CPU;
+ * - few distinct keys: 0.41-0.45 s for 2 GiB, 0.80-0.83 s for 4 GiB (the GPU 0.82-0.85): four
+ *   times both limits;
+ * - skewed keys (AND of 3 words): 1 GiB of u64 0.73 s against the GPU's 0.52, 512 MiB 0.42
+ *   against 0.41, 512 MiB of u32 0.33 against 0.43: half the bytes;
+ * - unknown: as evenly spread keys.
+ * The CPU's rate grows with its cores, so both limits are per CPU.
+ */
+[[nodiscard]] cpu_crossover cpu_crossover_for(unsigned cpus, key_spread spread) noexcept;
+
+/// Why `auto` leaves a GPU unused for an input of `input_bytes` (records of
+/// options.format) whose keys spread as `spread` on `cpus` CPUs (the CPU sorts it sooner than
+/// the GPU path starts); empty when the GPU should be probed: the size is unknown or larger,
+/// or the options ask for the GPU (--algorithm onesweep or hrs, --devices all or a list,
+/// --gpu-memory, --merge-on gpu).
 [[nodiscard]] std::string cpu_crossover_reason(const sort_options& options,
                                                std::optional<std::uint64_t> input_bytes,
-                                               unsigned cpus);
+                                               unsigned cpus,
+                                               key_spread spread = key_spread::unknown);
+
+/// Whether the spread of the keys can change cpu_crossover_reason for this input: only then is
+/// it worth sampling them (pipeline/key_sample.hpp).
+[[nodiscard]] bool crossover_depends_on_keys(const sort_options& options,
+                                             std::optional<std::uint64_t> input_bytes,
+                                             unsigned cpus);
 
 /**
  * Fills facts.gpu (and facts.gpu_note): the device the options select and its chunk size for

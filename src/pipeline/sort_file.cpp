@@ -19,6 +19,7 @@
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"
 #include "pipeline/input_format.hpp"
+#include "pipeline/key_sample.hpp"
 #include "pipeline/plan.hpp"
 #include "pipeline/strategy.hpp"
 #include "pipeline/unique_output.hpp"
@@ -90,7 +91,12 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
 
   std::optional<progress_reporter> progress;
   if (options.progress) progress.emplace(trace, input.known_size(), STDERR_FILENO);
-  pipeline::host_facts facts = pipeline::probe_host(options, input.known_size());
+  // Between the CPU crossovers of the key spreads, a sample of the keys picks the backend.
+  const pipeline::key_spread spread =
+      pipeline::crossover_depends_on_keys(options, input.known_size(), pipeline::available_cpus())
+          ? pipeline::sample_key_spread(input, options.format, options.descending)
+          : pipeline::key_spread::unknown;
+  pipeline::host_facts facts = pipeline::probe_host(options, input.known_size(), spread);
   pipeline::strategy_result result;
   std::string backend;
   // --unique: our own temporary file is compacted after the sort; an output written in place
