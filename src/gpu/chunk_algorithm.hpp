@@ -49,9 +49,9 @@ struct hrs_crossover {
 /// A crossover HRS never reaches: Onesweep for every chunk.
 inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 
-/// Measured with gpusort-bench-hrs on the H100 machine (tools/bench/results/2026-11-25-h100-hrs-groups,
-/// HRS time / CUB time, device-resident keys; sampled scatter rounds and top-digit
-/// concentration in parentheses):
+/// Measured with gpusort-bench-hrs on the H100 machine
+/// (tools/bench/results/2026-11-25-h100-hrs-groups, HRS time / CUB time, device-resident keys;
+/// sampled scatter rounds and top-digit concentration in parentheses):
 /// - 64-bit keys, 2^28: uniform 0.49 (2.12, 1.0), sorted 0.52 (2.00, 0.97), Zipf 0.93
 ///   (2.08, 1.54), AND of 2 words 1.00 (2.68), of 3 1.38 (3.86), of 5 1.57 (7.0), all equal
 ///   0.06 (0). 2^26: uniform 0.49, Zipf 1.05, AND 2 1.02, equal 0.08. 2^22: uniform 0.67

@@ -48,6 +48,8 @@ key_spread sample_key_spread(const io::input_source& input, const record_format&
   const std::uintptr_t page_bytes = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const std::uint64_t step = records / input_key_sample_size;
 
+  const auto narrow = detail::make_key_codec<std::uint32_t>(format.type, descending);
+  const auto wide = detail::make_key_codec<std::uint64_t>(format.type, descending);
   std::vector<std::uint64_t> sample;
   sample.reserve(input_key_sample_size);
   std::uint64_t next = step / 2;  // the record to sample next, in the concatenation
@@ -63,11 +65,11 @@ key_spread sample_key_spread(const io::input_source& input, const record_format&
       if (format.key_size == sizeof(std::uint32_t)) {
         std::uint32_t bits;
         std::memcpy(&bits, key, sizeof bits);
-        sample.push_back(detail::make_key_codec<std::uint32_t>(format.type, descending).normalize(bits));
+        sample.push_back(narrow.normalize(bits));
       } else {
         std::uint64_t bits;
         std::memcpy(&bits, key, sizeof bits);
-        sample.push_back(detail::make_key_codec<std::uint64_t>(format.type, descending).normalize(bits));
+        sample.push_back(wide.normalize(bits));
       }
     }
     first += count;

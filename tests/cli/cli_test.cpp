@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 
+#include "binary_under_test.hpp"
 #include "test_support.hpp"
 
 namespace gpusort {
@@ -27,7 +28,7 @@ struct result {
 /// Runs `gpusort ARGS` through the shell with stderr captured.
 result run_gpusort(const std::string& args, const test::scratch_dir& dir) {
   const std::string err_path = dir.file("stderr.txt");
-  const std::string cmd = std::string(GPUSORT_BINARY) + " " + args + " 2>" + err_path;
+  const std::string cmd = test::gpusort_binary() + " " + args + " 2>" + err_path;
   const int raw = std::system(cmd.c_str());
   result r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -120,12 +121,12 @@ TEST(Cli, StdinToStdout) {
   const auto data = test::random_records(300001, f, test::base_seed() + 6);
   test::write_file(dir.file("in.bin"), data);
   // A real pipe in and out (cat | gpusort | cat), not a redirected regular file.
-  const std::string cmd = "cat " + dir.file("in.bin") + " | " + GPUSORT_BINARY +
+  const std::string cmd = "cat " + dir.file("in.bin") + " | " + test::gpusort_binary() +
                           " --devices none -t f32 - - | cat > " + dir.file("out.bin");
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
   // One operand: the output goes to stdout.
-  const std::string cmd2 = std::string(GPUSORT_BINARY) + " --devices none -t f32 " +
+  const std::string cmd2 = test::gpusort_binary() + " --devices none -t f32 " +
                            dir.file("in.bin") + " > " + dir.file("out2.bin");
   ASSERT_EQ(std::system(cmd2.c_str()), 0);
   EXPECT_EQ(test::read_file(dir.file("out2.bin")), test::reference_sort(data, f, false));
@@ -237,7 +238,7 @@ TEST(Cli, BoostPlaceholdersInArgumentsNeitherHangNorAreRefused) {
   for (const char* bad : {"--%original_token%", "-%original_token%", "--x%option%"}) {
     SCOPED_TRACE(bad);
     const std::string err = dir.file("err.txt");
-    const int raw = std::system(("timeout 20 " + std::string(GPUSORT_BINARY) + " --devices none " +
+    const int raw = std::system(("timeout 20 " + test::gpusort_binary() + " --devices none " +
                                  bad + " " + dir.file("in.bin") + " " + dir.file("out.bin") +
                                  " 2>" + err)
                                     .c_str());
@@ -301,7 +302,8 @@ TEST(Cli, CheckExitsOneAndNamesTheFirstDisorder) {
   // From a pipe, and the usage errors sort has too.
   EXPECT_EQ(run_gpusort("-c < " + dir.file("sorted.bin"), dir).status, 0);
   EXPECT_EQ(run_gpusort("-C - < " + dir.file("unsorted.bin"), dir).status, 1);
-  const std::string cat = "cat " + dir.file("unsorted.bin") + " | " + GPUSORT_BINARY + " -C";
+  const std::string cat =
+      "cat " + dir.file("unsorted.bin") + " | " + test::gpusort_binary() + " -C";
   EXPECT_EQ(WEXITSTATUS(std::system(cat.c_str())), 1);
   r = run_gpusort("-c " + dir.file("sorted.bin") + " " + dir.file("other.bin"), dir);
   EXPECT_EQ(r.status, 2);
@@ -334,7 +336,7 @@ TEST(Cli, UniqueIntoFilesAndPipes) {
   }
   ASSERT_EQ(run_gpusort("--devices none -u " + dir.file("in.bin") + " > " + dir.file("so.bin"), dir).status, 0);
   EXPECT_EQ(test::read_file(dir.file("so.bin")), expected);
-  const std::string pipe = "cat " + dir.file("in.bin") + " | " + GPUSORT_BINARY +
+  const std::string pipe = "cat " + dir.file("in.bin") + " | " + test::gpusort_binary() +
                            " --devices none -u -S 4M | cat > " + dir.file("pipe.bin");
   ASSERT_EQ(std::system(pipe.c_str()), 0);
   EXPECT_EQ(test::read_file(dir.file("pipe.bin")), expected);
@@ -356,7 +358,7 @@ TEST(Cli, MergeTakesSortedFilesAndPipesAndRefusesUnsortedOnes) {
                              dir.file("out.bin"), dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(test::read_file(dir.file("out.bin")), expected);
-  const std::string pipe = "cat " + dir.file("b.bin") + " | " + GPUSORT_BINARY + " -m " +
+  const std::string pipe = "cat " + dir.file("b.bin") + " | " + test::gpusort_binary() + " -m " +
                            dir.file("a.bin") + " - -o " + dir.file("piped.bin");
   ASSERT_EQ(std::system(pipe.c_str()), 0);
   EXPECT_EQ(test::read_file(dir.file("piped.bin")), expected);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "npy_support.hpp"
+#include "binary_under_test.hpp"
 #include "test_support.hpp"
 
 namespace gpusort {
@@ -31,7 +32,8 @@ outcome run(const std::string& script, const test::scratch_dir& dir) {
   const std::string err_path = dir.file(".stderr.txt");
   {
     std::FILE* f = std::fopen(script_path.c_str(), "w");
-    std::fprintf(f, "G='%s --devices none'\ncd '%s' || exit 99\n%s\n", GPUSORT_BINARY,
+    std::fprintf(f, "G='%s --devices none'\ncd '%s' || exit 99\n%s\n",
+                 test::gpusort_binary().c_str(),
                  dir.path().c_str(), script.c_str());
     std::fclose(f);
   }

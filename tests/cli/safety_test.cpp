@@ -17,6 +17,7 @@
 #include <iterator>
 #include <string>
 
+#include "binary_under_test.hpp"
 #include "test_support.hpp"
 
 namespace gpusort {
@@ -24,13 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The binary under test: GPUSORT_TEST_BINARY overrides the one built here (to replay these
-/// tests against another build, e.g. the one before a fix).
-std::string binary() {
-  if (const char* env = std::getenv("GPUSORT_TEST_BINARY"); env != nullptr && *env != '\0')
-    return env;
-  return GPUSORT_BINARY;
-}
+/// The binary under test (GPUSORT_TEST_BINARY replays these tests against another build).
+std::string binary() { return test::gpusort_binary(); }
 
 struct outcome {
   int status = -1;  ///< exit status, or 128 + the signal that ended the command

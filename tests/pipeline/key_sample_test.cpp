@@ -97,12 +97,14 @@ TEST(KeySample, UnknownWhereNothingCanBeSampledCheaply) {
   // Fewer records than the sample.
   const record_format u64 = test::make_format("u64", 8, 0);
   test::write_file(dir.file("small.bin"),
-                   make_records<std::uint64_t>(keys::uniform, input_key_sample_size - 1, 8, 0, seed));
+                   make_records<std::uint64_t>(keys::uniform, input_key_sample_size - 1, 8, 0,
+                                               seed));
   EXPECT_EQ(sample_key_spread(io::input_source({dir.file("small.bin")}, 8), u64, false),
             key_spread::unknown);
   // Keys that are not numbers.
   const record_format gensort = test::make_format("bytes:10", 100, 0);
-  test::write_file(dir.file("gensort.bin"), test::random_bytes(100 * (std::uint64_t{1} << 15), seed));
+  test::write_file(dir.file("gensort.bin"),
+                   test::random_bytes(100 * (std::uint64_t{1} << 15), seed));
   EXPECT_EQ(sample_key_spread(io::input_source({dir.file("gensort.bin")}, 100), gensort, false),
             key_spread::unknown);
 }

@@ -46,8 +46,12 @@ say() { echo "== $(date +%T) $*"; }
 
 if want tests; then
   say tests
-  for t in ${TESTS:-record_bits_test run_former_test hrs_test gpu_sort_file_test gpu_range_sort_test pipeline_test radix_sort_test \
-           multiway_merge_test merge_vector_test key_order_test io_test device_memory_test topology_test partition_plan_test multi_gpu_sort_test}; do
+  # The end-to-end tests (cli_test, safety_test) run the package's gpusort: the build tree's
+  # path they were compiled with does not exist here.
+  export GPUSORT_TEST_BINARY=$bin/gpusort
+  for t in ${TESTS:-record_bits_test run_former_test hrs_test hrs_round_estimate_test gpu_sort_file_test gpu_range_sort_test \
+           gpu_run_formation_test pipeline_test radix_sort_test multiway_merge_test merge_vector_test key_order_test io_test \
+           device_memory_test topology_test partition_plan_test multi_gpu_sort_test cli_test safety_test}; do
     [ -x "$bin/$t" ] || continue
     echo "### $t"
     timeout 300 "$bin/$t" --gtest_color=no 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40
