@@ -55,8 +55,9 @@ key_spread sample_key_spread(const io::input_source& input, const record_format&
   std::uint64_t next = step / 2;  // the record to sample next, in the concatenation
   std::uint64_t first = 0;        // the first record of input i
   for (std::size_t i = 0; i < input.input_count() && sample.size() < input_key_sample_size; ++i) {
+    // Every input is a regular file (the size is known): no mapping means an empty one.
     std::optional<io::input_mapping> mapping = input.map_input(i, /*populate=*/false);
-    if (!mapping) return key_spread::unknown;
+    if (!mapping) continue;
     const std::span<const std::byte> bytes = mapping->bytes();
     const std::uint64_t count = bytes.size() / record_size;
     for (; next < first + count && sample.size() < input_key_sample_size; next += step) {

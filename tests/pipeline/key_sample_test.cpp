@@ -88,6 +88,10 @@ TEST(KeySample, SeveralInputsAreSampledAsOne) {
   const io::input_source both({dir.file("a.bin"), dir.file("b.bin")}, 8);
   EXPECT_NE(sample_key_spread(both, format, false), key_spread::few_distinct);
   EXPECT_NE(sample_key_spread(both, format, false), key_spread::unknown);
+  // An empty input among them holds no sample.
+  test::write_file(dir.file("empty.bin"), {});
+  const io::input_source with_empty({dir.file("empty.bin"), dir.file("a.bin")}, 8);
+  EXPECT_EQ(sample_key_spread(with_empty, format, false), key_spread::few_distinct);
 }
 
 TEST(KeySample, UnknownWhereNothingCanBeSampledCheaply) {
