@@ -119,9 +119,9 @@ namespace {
 
 /// Whether the options leave `auto` free to sort on the CPU rather than the GPU.
 bool may_choose_cpu(const sort_options& options) noexcept {
-  // --devices none and --algorithm cpu never probe: nothing to say for them here.
+  // --devices none, --algorithm cpu and --merge never probe: nothing to say for them here.
   return !(gpu_demanded(options) || options.gpu_memory_bytes != 0 ||
-           options.algo == algorithm::cpu ||
+           options.algo == algorithm::cpu || options.merge_only ||
            options.devices.how == device_selection::mode::none);
 }
 

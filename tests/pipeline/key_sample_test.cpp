@@ -165,6 +165,9 @@ TEST(CpuCrossover, TheKeysAndTheRecordsMoveIt) {
   sort_options on_gpu = u64;
   on_gpu.algo = algorithm::onesweep;
   EXPECT_FALSE(crossover_depends_on_keys(on_gpu, GiB, 16)) << "the GPU was asked for";
+  sort_options merging = u64;
+  merging.merge_only = true;
+  EXPECT_FALSE(crossover_depends_on_keys(merging, GiB, 16)) << "--merge sorts nothing";
 }
 
 }  // namespace
