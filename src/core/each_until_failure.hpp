@@ -13,10 +13,15 @@ namespace gpusort::detail {
 
 /// Runs task(i, stop) for every i in [0, n), each on a thread of its own, and waits for all.
 /// The first task to throw sets `stop`, which the others check at their next step (they may
-/// throw to end early); that first exception is rethrown.
+/// throw to end early); that first exception is rethrown. A single task runs on the calling
+/// thread, its exception passing straight through.
 template <class Task>
 void each_until_failure(std::size_t n, Task task) {
   std::atomic<bool> stop{false};
+  if (n == 1) {
+    task(std::size_t{0}, static_cast<const std::atomic<bool>&>(stop));
+    return;
+  }
   std::mutex failure_mutex;
   std::exception_ptr failure;
   std::vector<std::future<void>> running;

@@ -264,11 +264,6 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
   }
 
   const std::uint64_t g = std::min<std::uint64_t>(lanes.size(), ranges);
-  if (g == 1) {
-    const std::atomic<bool> never{false};
-    lanes.front()->sort(0, ranges, chunk, never);
-    return ranges;
-  }
   detail::each_until_failure(g, [&](std::size_t i, const std::atomic<bool>& stop) {
     lanes[i]->sort(ranges * i / g, ranges * (i + 1) / g, chunk, stop);
   });

@@ -268,17 +268,14 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
                                 tbb::task_arena& arena, trace_recorder* trace) {
   const std::vector<gpu_share> shares =
       share_input(input.known_size(), options.format.record_size, config.devices);
-  if (shares.size() == 1) {
-    const std::atomic<bool> never{false};
-    return form_share(input, options, config, shares.front(), true, store, open_sink, arena,
-                      trace, never);
-  }
   // One thread per GPU drives its share; the store orders the runs by id.
+  const bool whole = shares.size() == 1;
   std::vector<gpu_run_result> done(shares.size());
   detail::each_until_failure(shares.size(), [&](std::size_t i, const std::atomic<bool>& stop) {
-    done[i] = form_share(input, options, config, shares[i], false, store, open_sink, arena,
+    done[i] = form_share(input, options, config, shares[i], whole, store, open_sink, arena,
                          trace, stop);
   });
+  if (whole) return done.front();
   gpu_run_result result;
   result.device_name = done.front().device_name;
   std::set<std::string> sorters;
