@@ -84,6 +84,34 @@ __device__ __forceinline__ T all_reduce(T x, Op op, T* scratch) {
 }
 
 /**
+ * The OR of every thread's `x`, returned to all threads, behind one barrier: each warp reduces
+ * (a redux instruction for 32 bits, a shuffle tree for 64) and its first lane ORs the result into
+ * `*word` in shared memory. `*word` must be zero on entry and stays set: the caller zeroes it
+ * again once a later barrier has passed every thread's read (all_reduce takes two barriers and
+ * a shuffle tree, which the local sort pays per job).
+ */
+template <typename T>
+__device__ __forceinline__ T all_or(T x, T* word) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  T warp_or = x;
+  if constexpr (sizeof(T) == 4) {
+    warp_or = static_cast<T>(__reduce_or_sync(full_mask, static_cast<std::uint32_t>(x)));
+  } else {
+    // Two redux instructions here made ptxas spill 50 more bytes in the local sort of 64-bit
+    // pairs than this shuffle tree.
+#pragma unroll
+    for (int offset = warp_threads / 2; offset > 0; offset >>= 1)
+      warp_or |= __shfl_xor_sync(full_mask, warp_or, offset);
+  }
+  if (lane_id() == 0 && warp_or != 0) {
+    if constexpr (sizeof(T) == 4) atomicOr(reinterpret_cast<unsigned*>(word), warp_or);
+    else atomicOr(reinterpret_cast<unsigned long long*>(word), warp_or);
+  }
+  __syncthreads();
+  return *word;
+}
+
+/**
  * Exclusive scan over the threads of the block in thread order: thread t gets
  * op(identity, x_0, ..., x_{t-1}); `*total` (if not null) receives the reduction of all. `scratch`
  * holds one T per warp. Every thread calls it; it synchronizes the block twice.

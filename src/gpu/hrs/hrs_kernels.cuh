@@ -448,15 +448,16 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
       const Value* vsrc = a.values[parity] + blk.offset;
       for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) value_stage[i] = vsrc[i];
     }
-    std::uint32_t largest = 0;
+    bool crowded = false;  // a digit holds more than 1/skew_divisor of the block's keys
     for (unsigned t = threadIdx.x; t < radix; t += threads) {
       const std::uint32_t c = a.ws.block_hist[std::uint64_t{b} * radix + t];
       s_count[t] = c;
       s_local[t] = c;
       s_fill[t] = 0;
-      largest = c > largest ? c : largest;
+      crowded |= c * a.skew_divisor > blk.count;
     }
-    largest = block::all_reduce(largest, block::op_max{}, scratch);
+    // One barrier both publishes the counters and votes on the skew.
+    const bool skewed = __syncthreads_or(crowded) != 0;
     block::exclusive_sum_radix(s_local, scratch);
     unsigned long long* cursors = a.ws.bucket_hist[parity] + std::uint64_t{blk.bucket} * radix;
     for (unsigned t = threadIdx.x; t < radix; t += threads) {
@@ -464,7 +465,6 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
       if (c != 0)
         s_delta[t] = atomicAdd(&cursors[t], static_cast<unsigned long long>(c)) - s_local[t];
     }
-    const bool skewed = largest * a.skew_divisor > blk.count;
 
     auto place = [&](int i, std::uint32_t idx, std::uint32_t position) {
       tile[position] = keys[i];
@@ -536,6 +536,9 @@ constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
  * shared memory asynchronously (cp.async), and the grouping pass writes each key straight to
  * its final place: groups are small, so a warp's writes stay nearly contiguous (H100, 2^28
  * uniform u32 keys: local sorts 2.17 ms, 2.22 with a second tile and the copies in turn).
+ * The kernel is bound by instructions and barriers, not memory: the block-wide OR of the keys
+ * and the check that no group is too large take one barrier each (a shared atomic per warp, a
+ * barrier vote), and each job clears its counters behind its own last barrier.
  */
 template <typename Key, typename Value, typename Policy, int KeysPerThread>
 __global__ void __launch_bounds__(Policy::max_local_threads,
@@ -556,7 +559,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
   std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(incoming + capacity);
   Value* value_stage = reinterpret_cast<Value*>(
       reinterpret_cast<std::byte*>(index_tile) + index_bytes);
-  __shared__ std::uint64_t scratch[Policy::max_local_threads / warp_threads];
+  __shared__ Key s_differ;  // all_or's word
   __shared__ std::uint32_t totals[radix];
   __shared__ std::uint32_t scratch32[Policy::max_local_threads / warp_threads];
 
@@ -568,8 +571,22 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
   const std::uint32_t base = warp * warp_threads * kpt + lane;
   std::uint32_t* warp_counts = counts + warp * radix;
   std::uint32_t* warp_words = match_words + warp * radix;
-  for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
-  __syncwarp();
+  // The grouping pass's counters: as many as the counters and match words hold, at most
+  // a.group_bits bits' worth. Recomputed where used (a few instructions), not held across the
+  // job in registers, of which the kernel has none to spare.
+  auto group_bits = [&] {
+    return min(a.group_bits, 31u - __clz(static_cast<int>(2 * warps * radix - 1)));
+  };
+  std::uint32_t* group_first = counts;  // [groups + 1]: counts, then first positions
+  // A job leaves the counters, the match words and all_or's word zero at its end, after its
+  // last barrier, so that the next job starts on them at once.
+  auto clear_counters = [&] {
+    const std::uint32_t dirty = max((1u << group_bits()) + 1, warps * radix);
+    for (unsigned e = threadIdx.x; e < dirty; e += blockDim.x) counts[e] = 0;
+    if (threadIdx.x == 0) s_differ = 0;
+  };
+  for (unsigned e = threadIdx.x; e < 2 * warps * radix; e += blockDim.x) counts[e] = 0;
+  if (threadIdx.x == 0) s_differ = 0;
 
   // Waiting for every copy group waits for exactly the job about to sort: one group per job.
   auto copy_in = [&](std::uint32_t j) {
@@ -603,14 +620,16 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
         keys[i] = ~Key{0};  // padding sorts after every key and is never written
       }
     }
-    __syncthreads();  // every thread has its keys: the buffer takes the next job
+    // Its barrier also tells every thread that all have their keys: the buffer takes the next
+    // job.
+    differ = block::all_or(differ, &s_differ);
     copy_in(j + gridDim.x);
     if constexpr (pairs) {
       const Value* vsrc = a.values[job.buffer] + job.offset;
       for (std::uint32_t i = threadIdx.x; i < job.size; i += blockDim.x) value_stage[i] = vsrc[i];
     }
-    differ = static_cast<Key>(block::all_reduce(std::uint64_t{differ}, block::op_or{}, scratch));
-    const bool any_pass = differ != 0;
+    // Keys that are all equal and already in keys[0] need no write.
+    bool write_keys = differ != 0 || job.buffer != 0;
 
     if (differ != 0) {
       // Group by the top differing bits (unstable: a shared atomic per key gives its place in
@@ -619,27 +638,24 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
       const unsigned top = key_bits - 1 -
                            static_cast<unsigned>(sizeof(Key) == 8 ? __clzll(static_cast<long long>(differ))
                                                                   : __clz(static_cast<int>(differ)));
-      const unsigned room_bits = 31u - __clz(static_cast<int>(2 * warps * radix - 1));
-      const unsigned bits = min(a.group_bits, room_bits);
+      const unsigned bits = group_bits();
       const std::uint32_t groups = 1u << bits;
       const unsigned group_shift = top + 1 >= bits ? top + 1 - bits : 0;
-      std::uint32_t* group_first = counts;  // [groups + 1]: counts, then first positions
       auto group_of = [&](Key key) {
         return static_cast<std::uint32_t>(key >> group_shift) & (groups - 1);
       };
-      for (unsigned g = threadIdx.x; g <= groups; g += blockDim.x) group_first[g] = 0;
-      __syncthreads();
+      // A group larger than rank_group_max gives some key a place of at least that much: the
+      // barrier after the atomics votes on it instead of searching the counters.
+      bool crowded = false;
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
-        if (idx < job.size) ranks[i] = atomicAdd(&group_first[group_of(keys[i])], 1u);
+        if (idx < job.size) {
+          ranks[i] = atomicAdd(&group_first[group_of(keys[i])], 1u);
+          crowded |= ranks[i] >= a.rank_group_max;
+        }
       }
-      __syncthreads();
-      std::uint32_t largest = 0;
-      for (unsigned g = threadIdx.x; g < groups; g += blockDim.x)
-        largest = group_first[g] > largest ? group_first[g] : largest;
-      largest = block::all_reduce(largest, block::op_max{}, scratch32);
-      if (largest <= a.rank_group_max) {
+      if (__syncthreads_or(crowded) == 0) {
         block::exclusive_sum(group_first, groups + 1, scratch32);  // [groups] = job.size
 #pragma unroll
         for (int i = 0; i < kpt; ++i) {
@@ -666,12 +682,15 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
           if constexpr (pairs)
             a.values[0][job.offset + first_in_group + rank] = value_stage[index_tile[p]];
         }
-        __syncthreads();  // the tile, the stage and the counters are reused by the next job
-        continue;
+        write_keys = false;  // and no LSD pass either
+        differ = 0;
+      } else {
+        // Skewed: the LSD passes below; their match words must be zero again.
+        for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
+        __syncthreads();
       }
-      // Skewed: the LSD passes below; their match words must be zero again.
-      for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
-      __syncthreads();
+    } else if constexpr (pairs) {
+      __syncthreads();  // equal keys: the staged values, read by other threads, are complete
     }
 
     while (differ != 0) {  // one stable pass per 8-bit window, lowest first
@@ -734,8 +753,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
       differ &= ~window;
       __syncthreads();  // the tile and the counters are rewritten by the next pass
     }
-    // Keys that are all equal and already in keys[0] need no write.
-    if (any_pass || job.buffer != 0) {
+    if (write_keys) {
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
@@ -745,7 +763,8 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
         }
       }
     }
-    __syncthreads();  // value_stage and the reduction scratch are reused by the next job
+    __syncthreads();  // the tiles, value_stage and the counters are reused by the next job
+    clear_counters();
   }
 }
 
