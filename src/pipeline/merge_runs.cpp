@@ -10,12 +10,15 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "core/host_buffer.hpp"
+#include "core/parallel_copy.hpp"
 #include "core/ordered_worker.hpp"
 #include "core/trace.hpp"
 #include "cpu/multiway_merge.hpp"
@@ -135,11 +138,11 @@ std::optional<io::file_view> map_spilled(const sorted_run& run) {
  *   mapped straight out of the cache (copying them out on one thread ran at 3.3-4.5 GB/s on
  *   the H100 machine and held the merge back), with the next window's read-ahead asked for.
  * - A run spilled with O_DIRECT (or one that cannot be mapped) is read into a buffer of three
- *   windows: the window being merged, the one read ahead while it is, and room so that the
- *   unread records move back to the front (at most once per record) only while no read is in
- *   flight. The records sit in the buffer laid out like the file, so that O_DIRECT reads land
- *   in place. Reads are planned here and done in batches across all runs (many runs' short
- *   reads at disk speed, not one after another).
+ *   windows: the window being merged, what is read ahead while it is (at least what the next
+ *   window needs, at most what fits), and room so that the unread records move back to the
+ *   front only while no read is in flight. The records sit in the buffer laid out like the
+ *   file, so that O_DIRECT reads land in place. Reads are planned here and done in batches
+ *   across all runs (plan_read_aheads).
  */
 class run_cursor {
  public:
@@ -160,7 +163,8 @@ class run_cursor {
     if (!reads()) return;
     if (pos_ > window_ * rec_ + io::direct_io_alignment) {  // room behind this window
       const std::uint64_t to = layout_position() % io::direct_io_alignment;
-      std::memmove(buffer_.data() + to, buffer_.data() + pos_, loaded_ * rec_);
+      // Up to two windows, every window merged: on all cores.
+      detail::parallel_move_down(buffer_.data() + to, buffer_.data() + pos_, loaded_ * rec_);
       pos_ = to;
     }
     const std::uint64_t want = std::min(window_, run_.records - consumed_);
@@ -175,18 +179,43 @@ class run_cursor {
     return {buffer_.data() + pos_, want};
   }
 
-  /// While the current window is merged: plans the reads of the records that the next view()
-  /// will want once `consumed` of the current ones are merged, behind those loaded now (for a
-  /// mapped run, the range to read ahead, asked for by read_ahead()).
-  void plan_read_ahead(std::uint64_t consumed, std::vector<io::io_segment>& batch) {
+  /// Records loaded and not merged once `consumed` of the current view are (the largest value
+  /// for a run not read in windows: it never needs a read).
+  [[nodiscard]] std::uint64_t left_after(std::uint64_t consumed) const {
+    return reads() ? loaded_ - consumed : std::numeric_limits<std::uint64_t>::max();
+  }
+
+  /// Records the next view() lacks once `consumed` of the current ones are merged.
+  [[nodiscard]] std::uint64_t shortfall(std::uint64_t consumed) const {
+    if (!reads()) return 0;
     const std::uint64_t next_want = std::min(window_, run_.records - consumed_ - consumed);
+    const std::uint64_t left = loaded_ - consumed;
+    return next_want > left ? next_want - left : 0;
+  }
+
+  /// Records that may be read behind those loaded now: room in the buffer, and unread in the
+  /// run. At least shortfall(): the front holds at most a window and a block before plan_view
+  /// moves it back, and a view at most a window.
+  [[nodiscard]] std::uint64_t readable() const {
+    if (!reads()) return 0;
+    const std::uint64_t room = (buffer_.size() - pos_) / rec_ - loaded_;
+    return std::min(room, run_.records - consumed_ - loaded_);
+  }
+
+  /// While the current window is merged: plans reading the run's next `n` records (between
+  /// shortfall(consumed) and readable()) behind those loaded now; for a mapped run, notes the
+  /// range that the next view will want, asked for by read_ahead().
+  void plan_read_ahead(std::uint64_t consumed, std::uint64_t n,
+                       std::vector<io::io_segment>& batch) {
     if (mapped_) {
+      const std::uint64_t next_want = std::min(window_, run_.records - consumed_ - consumed);
       ahead_ = {(consumed_ + consumed) * rec_, next_want * rec_};
       return;
     }
-    if (!reads()) return;
-    const std::uint64_t left = loaded_ - consumed;
-    if (next_want > left) plan_load(next_want - left, batch);
+    if (!reads() || n == 0) return;
+    GPUSORT_EXPECTS(n >= shortfall(consumed) && n <= readable(),
+                    "merge read-ahead outside the run's buffer");
+    plan_load(n, batch);
   }
 
   /// Asks the kernel to read a mapped run's next window ahead (a lookup per page when cached).
@@ -296,6 +325,29 @@ void read_planned(std::vector<io::io_segment>& batch, std::span<run_cursor> curs
   for (run_cursor& c : cursors) c.loaded();
 }
 
+/// Plans the reads behind the window being merged, `consumed[j]` records of run j: each run
+/// read in windows gets what its next view lacks, and the runs with the fewest records left
+/// get about one window more in all, in reads of at least a window / merge_min_read_divisor
+/// (see there).
+void plan_read_aheads(std::span<run_cursor> cursors, std::span<const std::uint64_t> consumed,
+                      std::uint64_t window, std::vector<io::io_segment>& batch) {
+  std::vector<std::size_t> order(cursors.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return cursors[a].left_after(consumed[a]) < cursors[b].left_after(consumed[b]);
+  });
+  std::uint64_t extra = window;
+  const std::uint64_t least = std::max<std::uint64_t>(1, window / merge_min_read_divisor);
+  for (const std::size_t j : order) {
+    run_cursor& c = cursors[j];
+    const std::uint64_t need = c.shortfall(consumed[j]);
+    const std::uint64_t most = std::min(c.readable(), need + extra);
+    const std::uint64_t n = most >= least && most > need ? most : need;
+    extra -= n - need;
+    c.plan_read_ahead(consumed[j], n, batch);
+  }
+}
+
 /// Merges `runs` (any mix of resident and spilled) into `sink` window by window; the spilled
 /// runs' next windows are read while the current ones merge.
 void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool parallel_windows,
@@ -337,7 +389,7 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
     }
     std::future<void> ahead;
     if (spilled > 0 && produced + take < total) {
-      for (std::size_t j = 0; j < runs.size(); ++j) cursors[j].plan_read_ahead(cuts[j], ahead_batch);
+      plan_read_aheads(cursors, cuts, window, ahead_batch);
       ahead = std::async(std::launch::async, [&] {
         read_planned(ahead_batch, cursors, ahead_ring, trace);
         std::vector<spill_range> merged;  // before this round

@@ -108,6 +108,53 @@ INSTANTIATE_TEST_SUITE_P(
                       spill_case{"bytes:10", 100, 0, false, false, 64, 0}),
     case_name);
 
+// Runs whose key ranges do not overlap are merged one after another: every window takes all its
+// records from one run, which must read far more than its share ahead, while the other runs'
+// buffers sit full. Runs of uneven sizes, the largest keys in the first run.
+class DisjointRuns : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DisjointRuns, MergeOneRunAfterAnother) {
+  const bool direct = GetParam();
+  const std::uint64_t seed = test::base_seed() + 515;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const record_format format = test::make_format("u64", 8, 0);
+  const std::uint64_t sizes[] = {30000, 2, 17000, 45000, 9000, 1};
+  std::uint64_t total = 0;
+  for (const std::uint64_t n : sizes) total += n;
+  const std::vector<std::byte> all = test::random_records(total, format, rng());
+  const std::vector<std::byte> sorted = test::reference_sort(all, format, false);
+  test::scratch_dir dir;
+  run_store store(8, 0, dir.path().string(), direct, nullptr, spill_striping{3, 4096});
+  io::uring ring(8);
+  std::uint64_t end = total;  // run i takes the largest records the runs before it left
+  for (std::uint64_t id = 0; const std::uint64_t n : sizes) {
+    host_buffer buffer(n * 8);
+    std::memcpy(buffer.data(), sorted.data() + (end - n) * 8, n * 8);
+    store.add(id++, std::move(buffer), n, ring);
+    end -= n;
+  }
+  run_layout layout;
+  layout.budget_bytes = std::uint64_t{1} << 20;  // windows of a few thousand records
+  layout.merge_fanin = 64;
+  const std::string target = dir.file("out");
+  {
+    io::output_file out(target);
+    auto sink = io::make_output_sink(out, all.size(), io::write_method::automatic);
+    // Read in windows: not from mappings.
+    EXPECT_EQ(merge_runs(store, *sink, format, false, layout, nullptr, false), 1u);
+    sink->finish();
+    out.commit(false, all.size());
+  }
+  EXPECT_EQ(test::read_file(target), sorted);
+  store.release_in_background().get();
+}
+
+INSTANTIATE_TEST_SUITE_P(ThroughThePageCacheAndPastIt, DisjointRuns, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "direct" : "buffered");
+                         });
+
 // GPU formers add their runs from threads of their own, in no particular order: the store
 // orders them by id, and equal keys of different runs merge in that order (the input's).
 TEST(RunStoreOrder, RunsAddedOutOfOrderFromSeveralThreadsMergeInIdOrder) {

@@ -8,6 +8,8 @@
 #   gpu = gpusort -S BUDGET; gpu-spill = gpusort -S BUDGET --gpu-memory 2G (runs must spill);
 #   cpu = gpusort --devices none -S BUDGET. BUDGET (-S) is LIMIT less 2 GiB, at least 1 GiB.
 #   Each command is stopped after CGROUP_TIMEOUT seconds (900; status 124, output not valid).
+#   GPUSORT_ARGS adds options to every gpusort case; "%c" in them becomes the case's name
+#   (e.g. GPUSORT_ARGS="--trace /tmp/trace-%c.json").
 set -u -o pipefail
 bin=$1
 work=$2
@@ -81,17 +83,20 @@ run_limited() {
   wait "$sampler" 2>/dev/null
 }
 
+extra() { local a=${GPUSORT_ARGS:-}; echo "${a//%c/$1}"; }
+
 echo "case,run,wall_s,peak_bytes,valid"
 echo "# $size u64, memory.max $limit, -S $budget, page cache dropped before each run" >&2
 for ((run = 1; run <= repeat; ++run)); do
   for c in $cases; do
     case $c in
       dd) run_limited dd "$run" dd if="$in" of="$out" bs=64M iflag=direct oflag=direct ;;
-      gpu) run_limited gpu "$run" "$bin/gpusort" -S "$budget" -T "$work" --stats --verbose "$in" "$out" ;;
+      gpu) run_limited gpu "$run" "$bin/gpusort" -S "$budget" -T "$work" --stats --verbose \
+             $(extra gpu) "$in" "$out" ;;
       gpu-spill) run_limited gpu-spill "$run" "$bin/gpusort" -S "$budget" --gpu-memory 2G -T "$work" \
-                   --stats --verbose "$in" "$out" ;;
+                   --stats --verbose $(extra gpu-spill) "$in" "$out" ;;
       cpu) run_limited cpu "$run" "$bin/gpusort" --devices none -S "$budget" -T "$work" --stats \
-             --verbose "$in" "$out" ;;
+             --verbose $(extra cpu) "$in" "$out" ;;
       *) echo "cgroup_run: unknown case $c" >&2 ;;
     esac
   done
