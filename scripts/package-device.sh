@@ -34,7 +34,8 @@ cp tools/bench/merge/sweep.sh "$dest/bench/merge_sweep.sh"
 cp tools/bench/auto/sweep.sh "$dest/bench/auto_sweep.sh"
 cp tools/bench/auto/report.py "$dest/bench/auto_report.py"
 cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh \
-  tools/bench/gnu_modes.sh tools/bench/hrs/device_hrs.sh "$dest/"
+  tools/bench/gnu_modes.sh tools/bench/hrs/device_hrs.sh tools/bench/multi_gpu/device_multi.sh \
+  "$dest/"
 strip --strip-unneeded "$dest"/bin/* 2>/dev/null || true
 
 # Every shared library the binaries load that is not part of a bare CUDA/Ubuntu image.

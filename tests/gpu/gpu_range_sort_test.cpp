@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "gpu/run_former.hpp"
+#include "gpu_test_support.hpp"
 #include "gpusort/error.hpp"
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"
@@ -93,15 +94,17 @@ TEST_F(GpuRangeSort, RangesOfEveryKeyTypeAndRunCountSortStably) {
             const std::uint64_t records = 600000 + runs;
             const std::uint64_t seed = test::base_seed() ^ (runs * 131 + c.record_size * 7 +
                                                             few_keys * 3 + descending);
+            // Two lanes (one GPU twice, or two GPUs) share the ranges of a mapped output (a
+            // staged one is written by the first alone).
+            const std::vector<int> devices = test::spread_slots(few_keys ? 2 : 1);
             SCOPED_TRACE(std::string(c.type) + " rec " + std::to_string(c.record_size) +
-                         " runs " + std::to_string(runs) + (few_keys ? " few keys, 2 lanes" : "") +
+                         " runs " + std::to_string(runs) +
+                         (few_keys ? " few keys, 2 lanes" : "") + " GPUs " +
+                         test::device_list_text(devices) +
                          (descending ? " desc" : " asc") +
                          (method == io::write_method::mmap ? " mapped" : " staged") +
                          " seed " + std::to_string(seed));
             const std::vector<std::byte> data = make_records(records, f, seed, few_keys);
-            // Two lanes on the one GPU share the ranges of a mapped output (a staged one is
-            // written by the first alone).
-            const std::vector<int> devices = few_keys ? std::vector<int>{0, 0} : std::vector<int>{0};
             run_store store(f.record_size, ~std::uint64_t{0}, dir.path().string(), false, nullptr);
             add_sorted_runs(store, data, f, descending, runs,
                             few_keys ? pinning::all : pinning::even_runs);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/run_former.hpp"
+#include "gpu_test_support.hpp"
 #include "gpusort/error.hpp"
 #include "io/input_source.hpp"
 #include "io/output_file.hpp"
@@ -49,7 +50,7 @@ struct formation_case {
   const char* type;
   std::uint32_t record_size;
   std::uint32_t key_offset;
-  std::vector<int> devices;
+  std::size_t shares;  // GPU slots, spread over the devices present
   bool spill;  // a store that keeps nothing in memory
 };
 
@@ -77,39 +78,40 @@ gpu_run_result form(const std::vector<std::byte>& data, const record_format& for
 
 TEST_F(GpuRunFormation, SharesOfSeveralFormersMergeToTheStableSort) {
   const formation_case cases[] = {
-      {"u64", 8, 0, {0, 0}, false},       {"u32", 12, 8, {0, 0, 0}, false},
-      {"f64", 16, 0, {0, 0}, true},       {"i32", 4, 0, {0, 0, 0, 0}, true},
-      {"bytes:10", 100, 0, {0, 0}, false},  // (key, index) items gathered on the host
-      {"i64", 16, 8, {0, 0, 0}, true}};
+      {"u64", 8, 0, 2, false},       {"u32", 12, 8, 3, false}, {"f64", 16, 0, 2, true},
+      {"i32", 4, 0, 4, true},        {"i64", 16, 8, 3, true},
+      {"bytes:10", 100, 0, 2, false}};  // (key, index) items gathered on the host
   test::scratch_dir dir;
   tbb::task_arena arena;
   for (const formation_case& c : cases) {
+    const std::vector<int> devices = test::spread_slots(c.shares);
     for (const bool descending : {false, true}) {
       const record_format f = test::make_format(c.type, c.record_size, c.key_offset);
       const std::uint64_t records = 200003;
       const std::uint64_t chunk = 30000;  // several runs per share, the last one short
       const std::uint64_t seed =
-          test::base_seed() ^ (c.record_size * 131 + c.devices.size() * 7 + descending);
+          test::base_seed() ^ (c.record_size * 131 + c.shares * 7 + descending);
       SCOPED_TRACE(std::string(c.type) + " rec " + std::to_string(c.record_size) + ", " +
-                   std::to_string(c.devices.size()) + " shares" + (c.spill ? ", spilled" : "") +
+                   std::to_string(c.shares) + " shares on GPUs " +
+                   test::device_list_text(devices) + (c.spill ? ", spilled" : "") +
                    (descending ? ", desc" : ", asc") + ", seed " + std::to_string(seed));
       const std::vector<std::byte> data = few_key_records(records, f, seed);
       run_store store(f.record_size, c.spill ? 0 : ~std::uint64_t{0}, dir.path().string(), false,
                       nullptr, spill_striping{3, 4096});
       gpu_run_result r;
-      arena.execute([&] { r = form(data, f, c.devices, chunk, descending, store, dir, arena); });
+      arena.execute([&] { r = form(data, f, devices, chunk, descending, store, dir, arena); });
       EXPECT_FALSE(r.wrote_output);
       EXPECT_EQ(r.records, records);
       EXPECT_EQ(store.total_records(), records);
       EXPECT_EQ(store.any_spilled(), c.spill);
       // Each share is cut into its own chunks: at least one run more per share than the input
       // alone would need where the shares do not divide into whole chunks.
-      const std::uint64_t share = records / c.devices.size();
-      ASSERT_EQ(store.runs().size(), c.devices.size() * ((share + chunk) / chunk))
+      const std::uint64_t share = records / c.shares;
+      ASSERT_EQ(store.runs().size(), c.shares * ((share + chunk) / chunk))
           << "runs of each share";
       for (std::size_t i = 1; i < store.runs().size(); ++i)
         EXPECT_LT(store.runs()[i - 1].id, store.runs()[i].id);
-      EXPECT_EQ(store.runs().back().id / share_run_id_stride, c.devices.size() - 1);
+      EXPECT_EQ(store.runs().back().id / share_run_id_stride, c.shares - 1);
 
       run_layout layout;
       layout.budget_bytes = std::uint64_t{8} << 20;
@@ -139,7 +141,9 @@ TEST_F(GpuRunFormation, PinnedSharesSortAgainByRange) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const std::vector<std::byte> data = few_key_records(records, f, seed);
   run_store store(f.record_size, ~std::uint64_t{0}, dir.path().string(), false, nullptr);
-  arena.execute([&] { form(data, f, {0, 0}, chunk, false, store, dir, arena, chunk); });
+  const std::vector<int> devices = test::spread_slots(2);
+  SCOPED_TRACE("GPUs " + test::device_list_text(devices));
+  arena.execute([&] { form(data, f, devices, chunk, false, store, dir, arena, chunk); });
   std::size_t pinned = 0;
   for (const sorted_run& run : store.runs()) pinned += run.pin != nullptr ? 1 : 0;
   EXPECT_EQ(pinned, store.runs().size()) << "every share's runs came back page-locked";
@@ -154,7 +158,7 @@ TEST_F(GpuRunFormation, PinnedSharesSortAgainByRange) {
     return *sink;
   };
   std::uint64_t ranges = 0;
-  arena.execute([&] { ranges = sort_ranges_on_gpu(store, o, {0, 0}, open_sink, arena, nullptr); });
+  arena.execute([&] { ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr); });
   EXPECT_GE(ranges, 2u) << "both GPUs take ranges";
   ASSERT_TRUE(sink);
   sink->finish();

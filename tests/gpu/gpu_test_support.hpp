@@ -30,6 +30,23 @@ class gpu_test : public ::testing::Test {
   }
 };
 
+/// `slots` GPU slots spread over the devices present (slot i on device i mod count): several
+/// slots run on one GPU listed several times where there is one, and on every GPU where there
+/// are more, so that the same test covers both.
+inline std::vector<int> spread_slots(std::size_t slots) {
+  const int count = std::max(gpu::device_count(), 1);
+  std::vector<int> devices(slots);
+  for (std::size_t i = 0; i < slots; ++i) devices[i] = static_cast<int>(i % count);
+  return devices;
+}
+
+/// "{0,1}": a device list as the tests print it.
+inline std::string device_list_text(const std::vector<int>& devices) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < devices.size(); ++i) s += (i ? "," : "") + std::to_string(devices[i]);
+  return s + "}";
+}
+
 inline record_format make_format(key_type type, std::uint32_t record_size, std::uint32_t key_offset) {
   record_format f;
   f.type = type;

@@ -66,12 +66,6 @@ void fill(Word* d_keys, std::uint64_t n, dist d, std::uint64_t seed, cudaStream_
   }
 }
 
-std::string describe(const std::vector<int>& devices) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < devices.size(); ++i) s += (i ? "," : "") + std::to_string(devices[i]);
-  return s + "}";
-}
-
 std::vector<std::uint64_t> even_split(std::uint64_t n, std::size_t g) {
   std::vector<std::uint64_t> sizes(g, n / g);
   for (std::size_t i = 0; i < n % g; ++i) ++sizes[i];
@@ -101,7 +95,7 @@ void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t
                 std::uint64_t seed, const options& o = {}, gpu::multi_gpu_sorter* reuse = nullptr) {
   std::string sizes_text;
   for (const std::uint64_t s : sizes) sizes_text += std::to_string(s) + " ";
-  SCOPED_TRACE("devices " + describe(devices) + ", slices " + sizes_text + name_of(d) +
+  SCOPED_TRACE("devices " + device_list_text(devices) + ", slices " + sizes_text + name_of(d) +
                ", u" + std::to_string(sizeof(Word) * 8) + ", digit_bits " +
                std::to_string(o.digit_bits) + ", seed " + std::to_string(seed));
   gpu::multi_gpu_sort_config config;

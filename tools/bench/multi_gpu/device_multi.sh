@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Issue 12 on a machine of several GPUs, in one call, from a package made by
+# scripts/package-device.sh (run from the package folder): what the machine is, the peer and
+# host-staged bandwidth of every pair, the device-resident multi-GPU sort on 1..g GPUs, the GPU
+# tests whose cases spread over every GPU, and a file sorted end to end on one GPU and on all
+# of them (outputs validated and compared byte for byte). Stages run in the order of their
+# worth and each is skipped when less than its estimate is left of DEADLINE seconds (default
+# 600), so that a call cut short still returns what ran. Logs into $OUT (at most 8 files):
+# machine.txt, p2p.csv, multi.csv, tests.log, e2e.csv, e2e.log.
+# Usage: device_multi.sh [E2E_SIZE (16G)] [GPU_MEMORY (32G): one GPU needs several chunks of
+# the file, each GPU's share is one chunk]
+set -u -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$here/bin
+out=${OUT:-$here/out}
+work=${WORK:-/var/tmp/gpusort-multi}
+size=${1:-16G}
+gpu_memory=${2:-32G}
+deadline=${DEADLINE:-600}
+mkdir -p "$out" "$work"
+export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+gpus=$(nvidia-smi -L | wc -l)
+all=$(seq -s, 0 $((gpus - 1)))
+say() { echo "== $(date +%T) +${SECONDS}s $*"; }
+# room SECONDS: whether a stage estimated to take that long still fits.
+room() { (( deadline - SECONDS >= $1 )) || { say "skipped (${1}s needed, $((deadline - SECONDS))s left): $2"; false; }; }
+memory() { awk '/^MemTotal|^MemAvailable/ {printf "%s %.1f GiB  ", $1, $2 / 1048576} END {print ""}' /proc/meminfo; }
+
+say machine
+{
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version,pci.bus_id --format=csv
+  nvidia-smi topo -m
+  echo "cpus $(nproc)"; memory
+  echo "### memory: cgroup, balloon, hotplug"
+  cat /proc/self/cgroup
+  for f in /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory.high; do echo "$f: $(cat $f 2>&1)"; done
+  grep -E '^balloon' /proc/vmstat
+  ls /sys/bus/virtio/drivers/ 2>&1 | tr '\n' ' '; echo
+  ls /sys/bus/virtio/drivers/virtio_mem /sys/bus/virtio/drivers/virtio_balloon 2>&1 | tr '\n' ' '; echo
+  echo "memory blocks: $(ls -d /sys/devices/system/memory/memory* 2>/dev/null | wc -l) of $(cat /sys/devices/system/memory/block_size_bytes 2>/dev/null)"
+  grep -i -E 'virtio_mem|balloon' /proc/iomem 2>/dev/null | head -5
+  dmesg 2>/dev/null | grep -i -E 'virtio_mem|balloon|hotplug' | head -10
+  df -h "$work" | tail -1; uname -r
+  "$bin/gpusort" --version
+} > "$out/machine.txt" 2>&1
+cat "$out/machine.txt"
+
+if room 30 p2p; then
+  say "p2p over GPUs $all"
+  timeout 60 "$bin/gpusort-bench-p2p" --bytes 1G > "$out/p2p.csv" 2>> "$out/tests.log"
+  cat "$out/p2p.csv"
+fi
+
+if room 45 "multi-GPU sort, 2^31 u64 keys"; then
+  say "device-resident multi-GPU sort, 2^31 uniform u64 keys, 1..$gpus GPUs"
+  timeout 120 "$bin/gpusort-bench-multi-gpu" --devices "$all" --keys 2G --key u64 --dist uniform \
+    --repeat 5 --warmup 1 > "$out/multi.csv" 2>> "$out/tests.log"
+  cat "$out/multi.csv"
+fi
+
+run_tests() {
+  for t in "$@"; do
+    [ -x "$bin/$t" ] || continue
+    room 30 "$t" || continue
+    echo "### $t"
+    timeout 120 "$bin/$t" --gtest_color=no 2>&1 |
+      grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40
+  done >> "$out/tests.log" 2>&1
+}
+say "tests: shares over every GPU, topology, device memory"
+export GPUSORT_TEST_BINARY=$bin/gpusort
+run_tests gpu_run_formation_test topology_test device_memory_test
+tail -n 30 "$out/tests.log"
+
+if room 60 "end to end $size"; then
+  say "end to end: $size u64, --gpu-memory $gpu_memory, GPU 0 against GPUs $all"
+  in=$work/in.bin
+  echo "devices,gpu_memory,wall_s,valid,same_as_first" > "$out/e2e.csv"
+  {
+    "$bin/gpusort-datagen" -t u64 --size "$size" -d uniform --seed 12 -o "$in" -q
+    sync "$in"
+    memory
+    timeout 120 "$bin/gpusort-iofloor" --repeat 1 --read uring-threads --write mmap-sink \
+      "$in" "$work/floor.out" | tail -n 2
+    rm -f "$work/floor.out"
+    echo "$(date +%T) floor done"
+    # one GPU within --gpu-memory (several chunks), every GPU within it, then one GPU with
+    # all of its memory (the one-chunk baseline where the file fits).
+    for c in "0 $gpu_memory" "$all $gpu_memory" "0 default" "$all $gpu_memory" "0 $gpu_memory"; do
+      read -r devices budget <<< "$c"
+      name=${devices//,/+}-$budget
+      room 25 "gpusort --devices $devices ($budget)" || continue
+      memory
+      option=(--devices "$devices")
+      [ "$budget" = default ] || option+=(--gpu-memory "$budget")
+      echo "### gpusort ${option[*]} --stats --verbose"
+      start=$EPOCHREALTIME
+      timeout 150 "$bin/gpusort" "${option[@]}" --stats --verbose "$in" "$work/out-$name.bin"
+      wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+      echo "wall $wall s"
+      valid=no
+      "$bin/gpusort-validate" -q "$in" "$work/out-$name.bin" && valid=yes
+      same=-
+      first=$work/out-0-$gpu_memory.bin
+      if [ "$name" != "0-$gpu_memory" ] && [ -f "$first" ]; then
+        same=no
+        cmp -s "$first" "$work/out-$name.bin" && same=yes
+        rm -f "$work/out-$name.bin"
+      fi
+      echo "${devices//,/+},$budget,$wall,$valid,$same" >> "$out/e2e.csv"
+    done
+    rm -f "$work"/out-*.bin
+  } > "$out/e2e.log" 2>&1
+  cat "$out/e2e.log" "$out/e2e.csv"
+fi
+
+say "more tests"
+run_tests multi_gpu_sort_test gpu_range_sort_test
+if room 40 "skewed multi-GPU sorts"; then
+  for dist in and3 zipf equal; do
+    room 15 "$dist" || break
+    timeout 60 "$bin/gpusort-bench-multi-gpu" --devices "$all" --keys 2G --key u64 --dist "$dist" \
+      --repeat 3 --warmup 1 --only-all 2>> "$out/tests.log" | tail -n +2 >> "$out/multi.csv"
+  done
+  cat "$out/multi.csv"
+fi
+tail -n 12 "$out/tests.log"
+say done
