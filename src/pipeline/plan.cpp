@@ -359,14 +359,15 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     plan.topology = gpu.topology;
     plan.gpu_chunk_records = gpu.chunk_records;
     const std::uint64_t records = input_bytes ? *input_bytes / format.record_size : 0;
-    if (input_bytes && records <= gpu.chunk_records) {
+    if (input_bytes && records <= gpu.one_chunk()) {
       plan.how = strategy::gpu_one_chunk;
+      plan.gpu_chunk_records = gpu.one_chunk();
       plan.why.push_back(size_words + " fits one GPU chunk of " +
-                         std::to_string(gpu.chunk_records) + " records: sorted runs go " +
+                         std::to_string(gpu.one_chunk()) + " records: sorted runs go " +
                          "straight into the output, no merge");
     } else {
       const std::string runs_words = size_words + " exceeds one GPU chunk of " +
-                                     std::to_string(gpu.chunk_records) + " records: ";
+                                     std::to_string(gpu.one_chunk()) + " records: ";
       if (plan.devices.size() > 1 && input_bytes) {
         plan.sort_devices = plan.devices;
         plan.why.push_back(std::to_string(plan.devices.size()) + " GPUs form runs at once, each " +

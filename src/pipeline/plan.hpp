@@ -32,17 +32,23 @@ enum class strategy : std::uint8_t {
 
 /// What a GPU offers this sort (gpu::query_device and gpu::plan_chunks, asked by probe_host).
 struct gpu_facts {
-  int device = 0;
+  int device = 0;  ///< the first selected GPU: it takes a stream, or an input of one chunk
   std::string name;
-  std::uint64_t free_bytes = 0;
+  std::uint64_t free_bytes = 0;  ///< of the selected GPU with the least memory free
   /// Records of the input per GPU chunk: the run former's own plan for this format within
-  /// --gpu-memory. Formats sorted as (key, index) items count items.
+  /// --gpu-memory, on the selected GPU with the least memory free, so that every one holds
+  /// it. Formats sorted as (key, index) items count items.
   std::uint64_t chunk_records = 0;
+  /// The same on the first GPU, which takes an input of one chunk alone; chunk_records where
+  /// one GPU is selected. 0: as chunk_records.
+  std::uint64_t one_chunk_records = 0;
+  [[nodiscard]] std::uint64_t one_chunk() const noexcept {
+    return one_chunk_records != 0 ? one_chunk_records : chunk_records;
+  }
   /// The GPU sorts the records themselves (gpu::supports_format), not (key, index) items.
   bool sorts_records = true;
-  /// Every GPU the options select, in order; `device` is the first. The plan takes every
-  /// one to hold chunks of `chunk_records` (a GPU with less memory free forms more, smaller
-  /// runs of its share).
+  /// Every GPU the options select, in order; `device` is the first. Each forms runs of
+  /// `chunk_records` from its share.
   std::vector<int> devices;
   /// How the selected GPUs are connected (gpu::probe_topology), in the order of `devices`.
   gpu::gpu_topology topology;

@@ -14,6 +14,9 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
                  ctx.options.temp_dir, plan.bypass_page_cache, ctx.trace);
   gpu_stage_config config;
   config.devices = plan.sort_devices.empty() ? std::vector<int>{*plan.device} : plan.sort_devices;
+  // Several GPUs cut their shares into the plan's chunks (planned on the one with the least
+  // memory free), not each into as large a chunk as its own memory holds.
+  if (config.devices.size() > 1) config.max_chunk_records = plan.gpu_chunk_records;
   // Runs that go back to the GPU are page-locked as they form: no staging copy either way.
   if (plan.how == strategy::gpu_ranges) config.pin_chunk_records = plan.gpu_chunk_records;
   const auto open_output = [&](std::uint64_t total) -> io::output_sink& {

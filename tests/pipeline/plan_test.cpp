@@ -357,6 +357,25 @@ TEST(MakePlan, SeveralGpusShareTheRunsOfAFile) {
   EXPECT_EQ(spill.layout.resident_bytes, 8 * GiB - 2 * (2 * GiB + 2 * 8 * 32 * MiB)) << why(spill);
 }
 
+TEST(MakePlan, OneChunkIsTheFirstGpusAndSharesAreCutForTheSmallest) {
+  // GPU 0 holds chunks of 2 GiB of u64, GPU 1 (less memory free) of 1 GiB.
+  host_facts facts = gpu_host(std::uint64_t{1} << 27);
+  facts.gpu->one_chunk_records = std::uint64_t{1} << 28;
+  facts.gpu->devices = {0, 1};
+  // 2 GiB fits the first GPU: one chunk there, straight into the output.
+  const sort_plan one = make_plan(2 * GiB, u64_options(), facts);
+  EXPECT_EQ(one.how, strategy::gpu_one_chunk) << why(one);
+  EXPECT_EQ(one.sort_devices, (std::vector<int>{0}));
+  EXPECT_EQ(one.gpu_chunk_records, std::uint64_t{1} << 28);
+  EXPECT_NE(why(one).find("fits one GPU chunk of 268435456 records"), std::string::npos)
+      << why(one);
+  // 16 GiB: shares of 8 GiB, each cut into the smaller GPU's 1 GiB chunks, 16 runs in all.
+  const sort_plan shared = make_plan(16 * GiB, u64_options(), facts);
+  EXPECT_EQ(shared.sort_devices, (std::vector<int>{0, 1})) << why(shared);
+  EXPECT_EQ(shared.gpu_chunk_records, std::uint64_t{1} << 27);
+  EXPECT_EQ(shared.how, strategy::gpu_ranges) << why(shared);
+}
+
 TEST(MakePlan, FewRunsCountEachGpusShare) {
   if (!cpu::merges_with_vectors(u64_options().format, cpu::merge_policy{}))
     GTEST_SKIP() << "this CPU merges with the loser tree: few runs go by range too";
