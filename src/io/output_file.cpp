@@ -13,11 +13,16 @@
 #include <vector>
 
 #include "gpusort/error.hpp"
+#include "io/release_in_background.hpp"
 #include "io/signal_cleanup.hpp"
 #include "io/uring.hpp"
 
 namespace gpusort::io {
 namespace {
+
+/// A replaced file at least this large is freed by another process (release_in_background):
+/// below it, freeing takes less than starting that process.
+constexpr std::uint64_t release_in_background_bytes = std::uint64_t{64} << 20;
 
 std::string parent_directory(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -254,6 +259,20 @@ void output_file::link_and_rename() {
     throw_error("cannot rename " + temp_path_ + " to " + resolved_, errno);
 }
 
+file_descriptor output_file::hold_replaced_file() const {
+  if (!existed_) return {};
+  // O_PATH: a reference to the file, whatever its permissions; it reads nothing.
+  const int fd = ::open(resolved_.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return {};
+  file_descriptor held(fd, resolved_);
+  struct stat st {};
+  // Only a file that the rename would free, and large enough that freeing it takes time.
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+      static_cast<std::uint64_t>(st.st_blocks) * 512 < release_in_background_bytes)
+    return {};
+  return held;
+}
+
 void output_file::copy_into_target(std::uint64_t bytes) {
   copy_file(fd_, target_fd_, bytes);
   if (::ftruncate(target_fd_.get(), static_cast<off_t>(bytes)) != 0)
@@ -316,10 +335,11 @@ void output_file::commit(bool fsync, std::uint64_t bytes) {
         throw_error("seek " + target_, errno);
       if (fsync) sync(fd_);
       break;
-    case kind::replace:
+    case kind::replace: {
       check_size(header_bytes + bytes);
       if (fsync) sync(fd_);
       apply_final_mode();
+      file_descriptor replaced = hold_replaced_file();
       link_and_rename();
       committed_ = true;
       if (fsync) {
@@ -328,7 +348,9 @@ void output_file::commit(bool fsync, std::uint64_t bytes) {
         const file_descriptor d = file_descriptor::open(dir, O_RDONLY | O_DIRECTORY);
         if (::fsync(d.get()) != 0) throw_error("fsync " + dir, errno);
       }
+      release_in_background(std::move(replaced));
       break;
+    }
     case kind::copy_back:
       check_size(header_bytes + bytes);
       copy_into_target(header_bytes + bytes);

@@ -105,6 +105,9 @@ class output_file {
   void shrink(std::uint64_t written, std::uint64_t kept);
 
  private:
+  /// The file commit() is about to replace, held open so that its freeing can be handed to
+  /// release_in_background; empty where nothing is replaced or it is small.
+  [[nodiscard]] file_descriptor hold_replaced_file() const;
   void open_temporary(temp_naming naming);
   void make_named_temporary();
   void apply_final_mode();
