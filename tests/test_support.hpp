@@ -1,6 +1,10 @@
 // Shared test helpers: replayable seeds, scratch directories, random records of any format.
 #pragma once
 
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -206,5 +210,37 @@ inline std::vector<std::byte> reference_sort(const std::vector<std::byte>& recor
                 f.record_size);
   return out;
 }
+
+/// An inotify watch for the moment the file at `path` is freed: IN_DELETE_SELF comes when its
+/// last name is gone and its last reference with it.
+class freed_watch {
+ public:
+  explicit freed_watch(const std::string& path)
+      : fd_(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {
+    EXPECT_GE(fd_, 0);
+    EXPECT_GE(::inotify_add_watch(fd_, path.c_str(), IN_DELETE_SELF), 0) << path;
+  }
+  ~freed_watch() { ::close(fd_); }
+  freed_watch(const freed_watch&) = delete;
+  freed_watch& operator=(const freed_watch&) = delete;
+
+  /// Whether the file was freed within `ms` milliseconds.
+  bool freed_within(int ms) {
+    pollfd p{fd_, POLLIN, 0};
+    while (::poll(&p, 1, ms) > 0) {
+      alignas(inotify_event) char buffer[4096];
+      const ssize_t n = ::read(fd_, buffer, sizeof buffer);
+      for (ssize_t at = 0; at < n;) {
+        const auto* e = reinterpret_cast<const inotify_event*>(buffer + at);
+        if ((e->mask & IN_DELETE_SELF) != 0) return true;
+        at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+      }
+    }
+    return false;
+  }
+
+ private:
+  int fd_;
+};
 
 }  // namespace gpusort::test

@@ -333,4 +333,11 @@ std::optional<input_mapping> input_source::map_input(std::size_t i, bool populat
   return input_mapping(p, length, static_cast<std::size_t>(in.start), in.fd.path());
 }
 
+void input_source::close() noexcept {
+  for (input& in : inputs_) {
+    in.direct.reset();
+    in.fd.reset();
+  }
+}
+
 }  // namespace gpusort::io

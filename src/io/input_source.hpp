@@ -124,6 +124,11 @@ class input_source {
    */
   std::size_t read_stream(std::size_t i, std::span<std::byte> dst);
 
+  /// Closes every input file once the sort has read all it needs: an input that the output
+  /// replaces (`gpusort f f`) is then not held open past the rename, and release_in_background
+  /// frees it instead of our exit. Standard input stays open. Nothing may be read afterwards.
+  void close() noexcept;
+
  private:
   struct input {
     file_descriptor fd;

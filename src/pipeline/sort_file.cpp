@@ -146,6 +146,9 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   }
   if (options.unique && !unique_stream) out.shrink(result.records * rec, output_records * rec);
   if (result.releasing.valid()) result.releasing.get();
+  // Nothing reads the input any more; an input that is also the output must not be held open
+  // past the commit, which hands the replaced file to another process to free.
+  input.close();
 
   sort_stats stats;
   stats.backend = backend;

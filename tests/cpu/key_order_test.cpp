@@ -94,7 +94,9 @@ TEST_P(KeyOrder, PreviousRecordIsComparedWithTheFirst) {
   // it equals it.
   const std::optional<std::uint64_t> got =
       first_disorder(data.data(), 1000, last, f, false, false);
-  if (test::reference_compare(data.data(), last, f) < 0) EXPECT_EQ(got, 0u);
+  if (test::reference_compare(data.data(), last, f) < 0) {
+    EXPECT_EQ(got, 0u);
+  }
   EXPECT_EQ(first_disorder(data.data(), 1000, data.data(), f, false, true), 0u);
   EXPECT_EQ(first_disorder(data.data(), 1000, data.data(), f, false, false), scan(data, f, false, false));
   EXPECT_EQ(first_disorder(data.data(), 0, last, f, false, true), std::nullopt);

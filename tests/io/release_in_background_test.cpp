@@ -3,8 +3,6 @@
 #include "io/release_in_background.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,43 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "io/input_source.hpp"
 #include "io/output_file.hpp"
 #include "test_support.hpp"
 
 namespace gpusort::io {
 namespace {
-
-/// An inotify watch for the moment the file at `path` is freed: IN_DELETE_SELF comes when its
-/// last name is gone and its last reference with it.
-class freed_watch {
- public:
-  explicit freed_watch(const std::string& path)
-      : fd_(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {
-    EXPECT_GE(fd_, 0);
-    EXPECT_GE(::inotify_add_watch(fd_, path.c_str(), IN_DELETE_SELF), 0) << path;
-  }
-  ~freed_watch() { ::close(fd_); }
-  freed_watch(const freed_watch&) = delete;
-  freed_watch& operator=(const freed_watch&) = delete;
-
-  /// Whether the file was freed within `ms` milliseconds.
-  bool freed_within(int ms) {
-    pollfd p{fd_, POLLIN, 0};
-    while (::poll(&p, 1, ms) > 0) {
-      alignas(inotify_event) char buffer[4096];
-      const ssize_t n = ::read(fd_, buffer, sizeof buffer);
-      for (ssize_t at = 0; at < n;) {
-        const auto* e = reinterpret_cast<const inotify_event*>(buffer + at);
-        if ((e->mask & IN_DELETE_SELF) != 0) return true;
-        at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
-      }
-    }
-    return false;
-  }
-
- private:
-  int fd_;
-};
 
 void expect_no_child_left() {
   int status = 0;
@@ -63,7 +30,7 @@ TEST(ReleaseInBackground, TheLastReferenceGoesElsewhereAndTheFileIsFreed) {
   test::scratch_dir dir;
   const std::string path = dir.file("replaced.bin");
   test::write_file(path, std::vector<std::byte>(std::size_t{1} << 20, std::byte{3}));
-  freed_watch watch(path);
+  test::freed_watch watch(path);
   file_descriptor held = file_descriptor::open(path, O_RDONLY | O_CLOEXEC);
   const int number = held.get();
   ASSERT_EQ(::unlink(path.c_str()), 0);
@@ -85,7 +52,7 @@ TEST(ReleaseInBackground, ALargeReplacedOutputIsFreedAfterTheRename) {
   const std::string target = dir.file("out.bin");
   test::write_file(target, std::vector<std::byte>(std::size_t{64} << 20, std::byte{1}));
   ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
-  freed_watch watch(target);
+  test::freed_watch watch(target);
   {
     output_file out(target);
     const std::vector<std::byte> data(4096, std::byte{7});
@@ -98,6 +65,22 @@ TEST(ReleaseInBackground, ALargeReplacedOutputIsFreedAfterTheRename) {
   EXPECT_EQ(st.st_mode & 07777, 0640u) << "the replacement keeps the old file's mode";
   EXPECT_TRUE(watch.freed_within(10000)) << "the old output was freed";
   expect_no_child_left();
+}
+
+TEST(InputSource, CloseLetsGoOfEveryFile) {
+  // sort_file closes its inputs before the commit: an input that the output replaces is then
+  // held by nobody but release_in_background's process.
+  test::scratch_dir dir;
+  test::write_file(dir.file("a"), std::vector<std::byte>(64, std::byte{1}));
+  test::write_file(dir.file("b"), std::vector<std::byte>(32, std::byte{2}));
+  input_source input({dir.file("a"), dir.file("b")}, 8);
+  const int a = input.descriptor(0).get();
+  ASSERT_TRUE(input.descriptor(1));
+  input.close();
+  EXPECT_FALSE(input.descriptor(0));
+  EXPECT_FALSE(input.descriptor(1));
+  EXPECT_EQ(::fcntl(a, F_GETFD), -1) << "closed, not only forgotten";
+  EXPECT_EQ(input.known_size(), std::optional<std::uint64_t>(96)) << "what it was stays known";
 }
 
 }  // namespace

@@ -151,8 +151,8 @@ TEST_P(DisjointRuns, MergeOneRunAfterAnother) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ThroughThePageCacheAndPastIt, DisjointRuns, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return std::string(info.param ? "direct" : "buffered");
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return std::string(param_info.param ? "direct" : "buffered");
                          });
 
 // GPU formers add their runs from threads of their own, in no particular order: the store

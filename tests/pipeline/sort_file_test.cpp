@@ -134,6 +134,22 @@ TEST(SortFileInputs, SeveralInputsAreConcatenatedAndInputMayBeOutput) {
   EXPECT_EQ(test::read_file(dir.file("a")), test::reference_sort(both, f, false));
 }
 
+TEST(SortFileInputs, ALargeFileSortedInPlaceIsReplacedAndItsOldSelfFreed) {
+  // 64 MiB, where the replaced file is handed to another process to free: the input, which is
+  // that file, must not keep it open (sort_file closes it before the commit).
+  const record_format f = test::make_format("u64", 8, 0);
+  test::scratch_dir dir;
+  const std::uint64_t seed = test::base_seed() + 64;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto data = test::random_records(std::uint64_t{8} << 20, f, seed);
+  test::write_file(dir.file("f"), data);
+  test::freed_watch old_file(dir.file("f"));
+  sort_file({dir.file("f")}, dir.file("f"), cpu_options(f, false, std::uint64_t{1} << 30));
+  EXPECT_EQ(test::read_file(dir.file("f")), test::reference_sort(data, f, false));
+  EXPECT_TRUE(old_file.freed_within(10000)) << "nobody holds the replaced input";
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"f"}));
+}
+
 TEST(SortBuffer, SortsInPlace) {
   const record_format f = test::make_format("f32", 4, 0);
   auto data = test::random_records(100000, f, test::base_seed());
