@@ -1,6 +1,8 @@
 // Letting go of a file whose last name is gone, without waiting for the kernel to free it.
 #pragma once
 
+#include <vector>
+
 #include "io/file_descriptor.hpp"
 
 namespace gpusort::io {
@@ -16,5 +18,9 @@ namespace gpusort::io {
  * for it. Where the process cannot be made, `file` is closed here.
  */
 void release_in_background(file_descriptor file) noexcept;
+
+/// The same for several files at once (a sort's spill files), in one process; empty
+/// descriptors are passed over.
+void release_in_background(std::vector<file_descriptor> files) noexcept;
 
 }  // namespace gpusort::io

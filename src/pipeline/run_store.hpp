@@ -142,6 +142,10 @@ class run_store {
   /// Where `bytes` of a run go at the end of the spill files: one stripe per file (creating
   /// the files a first time), each on a block boundary. Called under mutex_.
   std::vector<spill_range> place_spill(std::uint64_t bytes);
+  /// Frees the spill files once the runs are gone: those held by nobody else are handed whole
+  /// to io::release_in_background, the rest get `ranges`' blocks punched.
+  static void let_go_of_spill_files(std::vector<spill_range> ranges,
+                                    std::vector<spill_target> targets) noexcept;
   /// Writes `data` to the stripes place_spill chose, in parallel.
   void write_spill(const std::byte* data, const std::vector<spill_range>& pieces, io::uring& ring);
 

@@ -2,6 +2,7 @@
 // (merged from mappings) and past it (read back in windows), merge to the stable sort of their
 // records, in one pass and in several.
 #include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -74,6 +76,18 @@ TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
   if (c.direct) EXPECT_EQ(striped, 0u) << "O_DIRECT runs go to one file";
   else EXPECT_GT(striped, 0u) << "no run was cut into stripes";
 
+  // Every spill file is freed once the store lets go of it (by another process, whole).
+  std::vector<const spill_file*> files;
+  std::vector<std::unique_ptr<test::freed_watch>> freed;
+  for (const sorted_run& run : store.runs()) {
+    for (const spill_range& piece : run.pieces) {
+      if (std::find(files.begin(), files.end(), piece.file.get()) != files.end()) continue;
+      files.push_back(piece.file.get());
+      freed.push_back(std::make_unique<test::freed_watch>(
+          "/proc/self/fd/" + std::to_string(piece.file->fd.get())));
+    }
+  }
+
   run_layout layout;
   layout.budget_bytes = std::uint64_t{1} << 20;  // windows of a few thousand records
   layout.merge_fanin = c.fanin;
@@ -88,7 +102,11 @@ TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
     out.commit(false, all.size());
   }
   EXPECT_EQ(test::read_file(target), test::reference_sort(all, format, false));
+  for (auto& watch : freed) EXPECT_FALSE(watch->freed_within(0)) << "freed while still held";
   store.release_in_background().get();
+  for (auto& watch : freed) EXPECT_TRUE(watch->freed_within(10000)) << "a spill file stays";
+  int status = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child of ours is left to reap";
 }
 
 INSTANTIATE_TEST_SUITE_P(
