@@ -1,6 +1,6 @@
 // Nothing lost, nothing clobbered: the gpusort command against outputs that are not plain files,
 // file-size and descriptor limits, signals, odd budgets and odd option values. Each test guards a
-// defect found by an adversarial sweep (the table is in tests/cli/README.md). Tests that need
+// defect found by an adversarial sweep (the table is in tests/cli/SAFETY.md). Tests that need
 // root, a mount namespace or an unprivileged user skip with the reason when they cannot have it.
 #include <sys/stat.h>
 #include <sys/wait.h>
