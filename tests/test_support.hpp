@@ -3,10 +3,12 @@
 
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <algorithm>
@@ -242,5 +244,13 @@ class freed_watch {
  private:
   int fd_;
 };
+
+/// No child of this process is left to reap (release_in_background waits for its child;
+/// the grandchild belongs to init).
+inline void expect_no_child_left() {
+  int status = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child of ours is left to reap";
+  EXPECT_EQ(errno, ECHILD);
+}
 
 }  // namespace gpusort::test

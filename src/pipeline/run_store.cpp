@@ -190,43 +190,33 @@ std::future<void> run_store::release_in_background() {
 
 void run_store::let_go_of_spill_files(std::vector<spill_range> ranges,
                                       std::vector<spill_target> targets) noexcept {
-  // Punching the rest of their blocks and closing them frees the files, synchronously: on a
-  // filesystem that discards as it frees, at 1-5 GB/s, seconds after a spilled sort (4.3-11.1 s
-  // of 16 GiB on the H100 machine). Files held by nobody else go to another process instead,
-  // whole (its exit frees them); the rest are punched here as they were.
+  // Punching the rest of their blocks and closing them freed the files here, synchronously: on
+  // a filesystem that discards as it frees, at 1-5 GB/s, seconds after a spilled sort (4.3-11.1
+  // s of 16 GiB on the H100 machine). Now the files go whole to another process, whose exit
+  // frees them. A file someone else still holds is freed when that holder lets go of it.
   std::vector<std::shared_ptr<const spill_file>> files;
-  auto take = [&files](std::shared_ptr<const spill_file> file) {
-    if (file && std::find(files.begin(), files.end(), file) == files.end())
-      files.push_back(std::move(file));
-  };
   try {
-    for (spill_range& r : ranges) take(r.file);
-    for (spill_target& t : targets) take(std::move(t.file));
-  } catch (...) {  // no memory for the list: punch and close here
-    release_ranges(ranges);
+    for (spill_range& r : ranges)
+      if (r.file && std::find(files.begin(), files.end(), r.file) == files.end())
+        files.push_back(r.file);
+    for (spill_target& t : targets)
+      if (t.file && std::find(files.begin(), files.end(), t.file) == files.end())
+        files.push_back(t.file);
+  } catch (...) {  // no memory for the list: the files close here
     return;
   }
-  targets.clear();
-  // A file is ours alone when `files` and `ranges` hold every reference to it.
-  std::vector<bool> alone(files.size());
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const auto in_ranges = std::count_if(ranges.begin(), ranges.end(),
-                                         [&](const spill_range& r) { return r.file == files[i]; });
-    alone[i] = files[i].use_count() == 1 + in_ranges;
-  }
-  std::erase_if(ranges, [&](const spill_range& r) {
-    return alone[static_cast<std::size_t>(std::find(files.begin(), files.end(), r.file) -
-                                          files.begin())];
-  });
-  release_ranges(ranges);  // those of files someone else still holds
   ranges.clear();
+  targets.clear();
   std::vector<io::file_descriptor> handed;
-  for (std::shared_ptr<const spill_file>& file : files) {
-    if (file.use_count() != 1) continue;
-    // Ours alone: made here (new_spill_file), not const, and nobody can read it any more.
-    auto& own = const_cast<spill_file&>(*file);
-    handed.push_back(std::move(own.fd));
-    if (own.direct) handed.push_back(std::move(*own.direct));
+  try {
+    for (std::shared_ptr<const spill_file>& file : files) {
+      if (file.use_count() != 1) continue;
+      // Ours alone: made here (new_spill_file), not const, and nobody can read it any more.
+      auto& own = const_cast<spill_file&>(*file);
+      handed.push_back(std::move(own.fd));
+      if (own.direct) handed.push_back(std::move(*own.direct));
+    }
+  } catch (...) {  // no memory for the list: the rest close here
   }
   files.clear();
   io::release_in_background(std::move(handed));

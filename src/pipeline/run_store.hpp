@@ -143,7 +143,7 @@ class run_store {
   /// the files a first time), each on a block boundary. Called under mutex_.
   std::vector<spill_range> place_spill(std::uint64_t bytes);
   /// Frees the spill files once the runs are gone: those held by nobody else are handed whole
-  /// to io::release_in_background, the rest get `ranges`' blocks punched.
+  /// to io::release_in_background.
   static void let_go_of_spill_files(std::vector<spill_range> ranges,
                                     std::vector<spill_target> targets) noexcept;
   /// Writes `data` to the stripes place_spill chose, in parallel.

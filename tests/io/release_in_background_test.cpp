@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -20,12 +19,6 @@
 namespace gpusort::io {
 namespace {
 
-void expect_no_child_left() {
-  int status = 0;
-  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child of ours is left to reap";
-  EXPECT_EQ(errno, ECHILD);
-}
-
 TEST(ReleaseInBackground, TheLastReferenceGoesElsewhereAndTheFileIsFreed) {
   test::scratch_dir dir;
   const std::string path = dir.file("replaced.bin");
@@ -38,12 +31,12 @@ TEST(ReleaseInBackground, TheLastReferenceGoesElsewhereAndTheFileIsFreed) {
   release_in_background(std::move(held));
   EXPECT_EQ(::fcntl(number, F_GETFD), -1) << "our descriptor is closed";
   EXPECT_TRUE(watch.freed_within(10000)) << "nobody holds the file any more";
-  expect_no_child_left();
+  test::expect_no_child_left();
 }
 
 TEST(ReleaseInBackground, AnEmptyDescriptorIsNothingToDo) {
   release_in_background(file_descriptor{});
-  expect_no_child_left();
+  test::expect_no_child_left();
 }
 
 TEST(ReleaseInBackground, ALargeReplacedOutputIsFreedAfterTheRename) {
@@ -64,7 +57,7 @@ TEST(ReleaseInBackground, ALargeReplacedOutputIsFreedAfterTheRename) {
   ASSERT_EQ(::stat(target.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0640u) << "the replacement keeps the old file's mode";
   EXPECT_TRUE(watch.freed_within(10000)) << "the old output was freed";
-  expect_no_child_left();
+  test::expect_no_child_left();
 }
 
 TEST(InputSource, CloseLetsGoOfEveryFile) {

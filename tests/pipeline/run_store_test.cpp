@@ -2,7 +2,6 @@
 // (merged from mappings) and past it (read back in windows), merge to the stable sort of their
 // records, in one pass and in several.
 #include <sys/resource.h>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
@@ -105,8 +104,7 @@ TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
   for (auto& watch : freed) EXPECT_FALSE(watch->freed_within(0)) << "freed while still held";
   store.release_in_background().get();
   for (auto& watch : freed) EXPECT_TRUE(watch->freed_within(10000)) << "a spill file stays";
-  int status = 0;
-  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child of ours is left to reap";
+  test::expect_no_child_left();
 }
 
 INSTANTIATE_TEST_SUITE_P(
