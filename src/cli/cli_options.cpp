@@ -117,8 +117,10 @@ std::vector<option_group> option_groups() {
        "GPUs to use: auto (default: every GPU present, the CPU when there is none or the "
        "input is small, see --algorithm), all "
        "(every GPU present; an error without one), none (CPU only), or device ids, "
-       "comma-separated, such as 0,1; a file of more than one chunk is shared among them, "
-       "each forming runs of its part at once; one chunk or a stream goes to the first")
+       "comma-separated, such as 0,1; a file of more than one chunk is shared among them: "
+       "records that are their own key and that the GPUs hold together are partitioned "
+       "across them by key and sorted where they land (no merge), else each forms runs of "
+       "its part at once; one chunk or a stream goes to the first")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default: the CPU for files of up to 64 MiB and 10 Mi records per "
        "CPU, moved by the spread of sampled keys, else the GPU "

@@ -9,6 +9,7 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_memory.cuh"
+#include "gpu/dispatch.cuh"
 #include "gpu/multi_gpu_kernels.cuh"
 #include "gpu/multi_gpu_sort.hpp"
 #include "gpu/onesweep_dispatch.cuh"
@@ -106,8 +107,51 @@ struct multi_gpu_sorter::impl {
   void scatter(std::size_t i, const multi_gpu_slice& slice, const partition_plan& plan);
   void exchange(std::size_t d, const partition_plan& plan, std::vector<staged_piece>& staged);
   template <typename Word>
-  void local_sort(std::size_t d, std::uint64_t records, multi_gpu_range& range);
+  void local_sort(std::size_t d, const partition_plan& plan, multi_gpu_range& range);
+  template <typename Word>
+  void transform(std::size_t i, void* d_keys, std::uint64_t n, bool normalize);
 };
+
+namespace {
+
+/// One slot's memory for a slice of `slice` keys among `g` slots, destinations of at most
+/// `bound` keys; CUB is asked on the current device.
+template <typename Word>
+multi_gpu_memory slot_memory(std::uint64_t slice, std::uint64_t bound, std::size_t g,
+                             unsigned digit_bits, bool in_place) {
+  multi_gpu_memory m;
+  if (in_place) {
+    // The slice's buffer receives the range; the scatter buffer is the sort's alternate.
+    m.receive = aligned(std::max(slice, bound) * sizeof(Word));
+    m.scatter = m.receive;
+  } else {
+    m.scatter = aligned(slice * sizeof(Word));
+    m.receive = aligned(bound * sizeof(Word));
+    m.alternate = m.receive;
+  }
+  m.sort_temp =
+      aligned(detail::onesweep_keys_temp_bytes<Word>(static_cast<std::uint32_t>(bound)));
+  const std::uint64_t class_counters = max_classes(g) * segments_of(slice);
+  std::size_t scan_bytes = 0;
+  GPUSORT_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
+      nullptr, scan_bytes, static_cast<const unsigned long long*>(nullptr),
+      static_cast<unsigned long long*>(nullptr), static_cast<std::int64_t>(class_counters)));
+  m.small = aligned(max_histogram_counters(g, digit_bits) * 8) + 2 * aligned(class_counters * 8) +
+            aligned(scan_bytes);
+  return m;
+}
+
+/// The most keys a destination receives of `n` among `g` slots with `padding`.
+std::uint64_t destination_bound(std::uint64_t n, std::size_t g, std::uint64_t padding) {
+  const std::uint64_t bound = std::min(n, (n + g - 1) / g + 2 * padding);
+  GPUSORT_EXPECTS(bound <= detail::max_sort_items,
+                  "multi-GPU sort: a destination may receive " + std::to_string(bound) +
+                      " keys, more than the local sort takes (" +
+                      std::to_string(detail::max_sort_items) + "): use more GPUs");
+  return bound;
+}
+
+}  // namespace
 
 template <typename Word>
 std::vector<multi_gpu_memory> multi_gpu_sorter::impl::memory(
@@ -118,31 +162,12 @@ std::vector<multi_gpu_memory> multi_gpu_sorter::impl::memory(
                       std::to_string(g) + " slots");
   std::uint64_t n = 0;
   for (const std::uint64_t r : slice_records) n += r;
-  const std::uint64_t bound =
-      std::min(n, (n + g - 1) / g + 2 * padding_for(n));
-  GPUSORT_EXPECTS(bound <= detail::max_sort_items,
-                  "multi-GPU sort: a destination may receive " + std::to_string(bound) +
-                      " keys, more than the local sort takes (" +
-                      std::to_string(detail::max_sort_items) + "): use more GPUs");
+  const std::uint64_t bound = destination_bound(n, g, padding_for(n));
   std::vector<multi_gpu_memory> out(g);
-  for (std::size_t i = 0; i < g; ++i) {
-    multi_gpu_memory& m = out[i];
-    m.scatter = aligned(slice_records[i] * sizeof(Word));
-    m.receive = aligned(bound * sizeof(Word));
-    m.alternate = m.receive;
-    m.sort_temp = on_slot(i, "sort workspace size", [&] {
-      return aligned(detail::onesweep_keys_temp_bytes<Word>(static_cast<std::uint32_t>(bound)));
+  for (std::size_t i = 0; i < g; ++i)
+    out[i] = on_slot(i, "workspace size", [&] {
+      return slot_memory<Word>(slice_records[i], bound, g, config.digit_bits, config.in_place);
     });
-    const std::uint64_t class_counters = max_classes(g) * segments_of(slice_records[i]);
-    std::size_t scan_bytes = 0;
-    on_slot(i, "scan workspace size", [&] {
-      GPUSORT_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
-          nullptr, scan_bytes, static_cast<const unsigned long long*>(nullptr),
-          static_cast<unsigned long long*>(nullptr), static_cast<std::int64_t>(class_counters)));
-    });
-    m.small = aligned(max_histogram_counters(g, config.digit_bits) * 8) +
-              2 * aligned(class_counters * 8) + aligned(scan_bytes);
-  }
   return out;
 }
 
@@ -334,12 +359,20 @@ void multi_gpu_sorter::impl::exchange(std::size_t d, const partition_plan& plan,
 }
 
 template <typename Word>
-void multi_gpu_sorter::impl::local_sort(std::size_t d, std::uint64_t records,
+void multi_gpu_sorter::impl::local_sort(std::size_t d, const partition_plan& plan,
                                         multi_gpu_range& range) {
+  const std::uint64_t records = plan.destination_records[d];
   on_slot(d, "local sort", [&] {
     slot& sl = slots[d];
     auto* current = reinterpret_cast<Word*>(sl.receive.data());
     auto* alternate = reinterpret_cast<Word*>(sl.alternate.data());
+    if (config.in_place) {
+      // The scatter buffer is the alternate once every slot has pulled its pieces out of it.
+      alternate = reinterpret_cast<Word*>(sl.scatter.data());
+      for (std::size_t e = 0; e < slots.size(); ++e)
+        if (e != d && plan.count(static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(e)) != 0)
+          GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.s.get(), slots[e].exchange_end.get(), 0));
+    }
     bool in_alternate = false;
     if (records > 1)
       in_alternate = detail::onesweep_sort_keys<Word>(sl.sort_temp.data(), sl.sort_temp.size(),
@@ -347,9 +380,24 @@ void multi_gpu_sorter::impl::local_sort(std::size_t d, std::uint64_t records,
                                                       static_cast<std::uint32_t>(records),
                                                       sl.s.get());
     sl.sort_end.record(sl.s.get());
+    range.slot = d;
     range.device = devices[d];
     range.d_keys = in_alternate ? static_cast<const void*>(alternate) : current;
     range.records = records;
+  });
+}
+
+template <typename Word>
+void multi_gpu_sorter::impl::transform(std::size_t i, void* d_keys, std::uint64_t n,
+                                       bool normalize) {
+  const bool needed = config.descending || (config.type != key_type::u32 &&
+                                            config.type != key_type::u64);
+  if (!needed || n == 0) return;
+  on_slot(i, normalize ? "normalize keys" : "restore keys", [&] {
+    detail::transform_keys<Word>(static_cast<Word*>(d_keys), n,
+                                 gpusort::detail::make_key_codec<Word>(config.type,
+                                                                       config.descending),
+                                 normalize, slots[i].s.get());
   });
 }
 
@@ -368,6 +416,9 @@ multi_gpu_result multi_gpu_sorter::impl::sort(std::span<const multi_gpu_slice> s
                     "multi-GPU sort: slice " + std::to_string(i) + " has keys but no pointer");
   }
   reserve<Word>(sizes);
+  if (config.in_place)
+    for (std::size_t i = 0; i < g; ++i)
+      transform<Word>(i, const_cast<void*>(slices[i].d_keys), sizes[i], true);
 
   multi_gpu_result result;
   // Histogram passes until no destination boundary cuts a bucket: the host plans between them.
@@ -396,8 +447,12 @@ multi_gpu_result multi_gpu_sorter::impl::sort(std::span<const multi_gpu_slice> s
   std::vector<staged_piece> staged;
   for (std::size_t d = 0; d < g; ++d) exchange(d, result.plan, staged);
   result.ranges.resize(g);
-  for (std::size_t d = 0; d < g; ++d)
-    local_sort<Word>(d, result.plan.destination_records[d], result.ranges[d]);
+  for (std::size_t d = 0; d < g; ++d) {
+    local_sort<Word>(d, result.plan, result.ranges[d]);
+    if (config.in_place)
+      transform<Word>(d, const_cast<void*>(result.ranges[d].d_keys), result.ranges[d].records,
+                      false);
+  }
   for (std::size_t i = 0; i < g; ++i) on_slot(i, "synchronize", [&] { slots[i].s.synchronize(); });
 
   for (std::size_t i = 0; i < g; ++i) {
@@ -482,8 +537,90 @@ void multi_gpu_sorter::reserve(std::span<const std::uint64_t> slice_records) {
 }
 
 multi_gpu_result multi_gpu_sorter::sort(std::span<const multi_gpu_slice> slices) {
+  GPUSORT_EXPECTS(!impl_->config.in_place,
+                  "multi-GPU sort: an in-place sorter sorts its own slices (sort_in_place)");
   if (impl_->config.key == multi_gpu_key::u32) return impl_->sort<std::uint32_t>(slices);
   return impl_->sort<std::uint64_t>(slices);
+}
+
+void multi_gpu_sorter::copy_in(std::size_t slot, std::uint64_t offset,
+                               std::span<const std::byte> host) {
+  impl& m = *impl_;
+  GPUSORT_EXPECTS(m.config.in_place && slot < m.slots.size(),
+                  "multi-GPU sort: copy_in needs an in-place sorter and a slot of it");
+  impl::slot& sl = m.slots[slot];
+  GPUSORT_EXPECTS(offset + host.size() <= sl.receive.size(),
+                  "multi-GPU sort: copy_in of " + std::to_string(host.size()) + " bytes at " +
+                      std::to_string(offset) + " passes slot " + std::to_string(slot) +
+                      "'s slice buffer of " + std::to_string(sl.receive.size()) +
+                      " bytes (reserve() first)");
+  if (host.empty()) return;
+  m.on_slot(slot, "copy in", [&] {
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(sl.receive.data() + offset, host.data(), host.size(),
+                                     cudaMemcpyHostToDevice, sl.s.get()));
+    sl.s.synchronize();
+  });
+}
+
+multi_gpu_result multi_gpu_sorter::sort_in_place(std::span<const std::uint64_t> slice_records) {
+  impl& m = *impl_;
+  GPUSORT_EXPECTS(m.config.in_place, "multi-GPU sort: sort_in_place needs config.in_place");
+  GPUSORT_EXPECTS(slice_records.size() == m.slots.size(),
+                  "multi-GPU sort: " + std::to_string(slice_records.size()) + " slices for " +
+                      std::to_string(m.slots.size()) + " slots");
+  // Growing a buffer now would lose the keys copied in: the workspace must be reserved.
+  const std::vector<multi_gpu_memory> need = memory(slice_records);
+  for (std::size_t i = 0; i < need.size(); ++i) {
+    const impl::slot& sl = m.slots[i];
+    GPUSORT_EXPECTS(sl.receive.size() >= need[i].receive && sl.scatter.size() >= need[i].scatter &&
+                        sl.sort_temp.size() >= need[i].sort_temp,
+                    "multi-GPU sort: slot " + std::to_string(i) +
+                        " was not reserved for these slices (reserve() before copy_in())");
+  }
+  std::vector<multi_gpu_slice> slices(m.slots.size());
+  for (std::size_t i = 0; i < slices.size(); ++i)
+    slices[i] = {m.slots[i].receive.data(), slice_records[i]};
+  if (m.config.key == multi_gpu_key::u32) return m.sort<std::uint32_t>(slices);
+  return m.sort<std::uint64_t>(slices);
+}
+
+void multi_gpu_sorter::copy_out(const multi_gpu_range& range, std::uint64_t offset,
+                                std::span<std::byte> host) {
+  impl& m = *impl_;
+  GPUSORT_EXPECTS(range.slot < m.slots.size() && range.device == m.devices[range.slot],
+                  "multi-GPU sort: copy_out of a range not of this sorter");
+  GPUSORT_EXPECTS(offset + host.size() <= range.records * m.key_bytes(),
+                  "multi-GPU sort: copy_out of " + std::to_string(host.size()) + " bytes at " +
+                      std::to_string(offset) + " passes a range of " +
+                      std::to_string(range.records) + " keys");
+  if (host.empty()) return;
+  impl::slot& sl = m.slots[range.slot];
+  m.on_slot(range.slot, "copy out", [&] {
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(host.data(), static_cast<const std::byte*>(range.d_keys) + offset,
+                                     host.size(), cudaMemcpyDeviceToHost, sl.s.get()));
+    sl.s.synchronize();
+  });
+}
+
+bool exchange_supports(const record_format& format) noexcept {
+  return format.key_only() && format.type != key_type::bytes &&
+         (format.key_size == 4 || format.key_size == 8);
+}
+
+std::uint64_t exchange_slot_bytes(std::uint64_t records, std::uint32_t key_bytes,
+                                  std::size_t slots, int device) {
+  GPUSORT_EXPECTS(slots >= 1 && (key_bytes == 4 || key_bytes == 8),
+                  "multi-GPU sort: " + std::to_string(slots) + " slots of " +
+                      std::to_string(key_bytes) + "-byte keys");
+  const std::uint64_t bound = destination_bound(
+      records, slots, default_padding(records, static_cast<std::uint32_t>(slots)));
+  const std::uint64_t slice = (records + slots - 1) / slots;
+  const unsigned digit_bits = multi_gpu_sort_config{}.digit_bits;
+  device_guard guard(device);
+  const multi_gpu_memory m =
+      key_bytes == 4 ? slot_memory<std::uint32_t>(slice, bound, slots, digit_bits, true)
+                     : slot_memory<std::uint64_t>(slice, bound, slots, digit_bits, true);
+  return m.total();
 }
 
 std::string to_string(multi_gpu_key key) { return key == multi_gpu_key::u32 ? "u32" : "u64"; }

@@ -18,6 +18,12 @@
 // where bound = ceil(n / g) + 2 * padding (partition_plan::bound(), capped at n), n the keys
 // of all slices together and g the slots. The scatter buffer cannot double as the alternate:
 // other slots may still be reading it when the local sort starts.
+//
+// In place (multi_gpu_sort_config::in_place, what the command uses): the sorter holds the
+// slices itself, each in a buffer of max(slice, bound) keys that then receives the destination's
+// range, and the scatter buffer, as large, is the local sort's alternate once every slot has
+// pulled its pieces out of it. A slot then needs 2 x max(slice, bound) keys, sort temp and
+// small: 32.3 GiB for 2^31 u64 keys a slot, against 64.6 GiB beside the caller's slice.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +34,7 @@
 #include <vector>
 
 #include "core/partition_plan.hpp"
+#include "gpusort/record_format.hpp"
 
 namespace gpusort::gpu {
 
@@ -45,7 +52,29 @@ struct multi_gpu_sort_config {
   /// Records a destination boundary may move to keep a bucket whole; unset: the paper's
   /// default, default_padding(n, g).
   std::optional<std::uint64_t> padding;
+  /// The sorter holds the slices (slice_buffer(), filled by copy_in()) and sort_in_place()
+  /// overwrites them; see the file comment. sort() is then unavailable.
+  bool in_place = false;
+  /// How sort_in_place() reads the keys: a numeric key type of the key's width, ascending or
+  /// not. Keys are normalized on the GPUs before the sort and restored after (key_codec);
+  /// u32 and u64 ascending need neither.
+  key_type type = key_type::u64;
+  bool descending = false;
 };
+
+/// Whether the command's exchange sort (strategy gpu_exchange) takes records of `format`:
+/// key-only records of a numeric key (the key's bytes are the whole record, so the order of
+/// equal keys cannot be seen).
+[[nodiscard]] bool exchange_supports(const record_format& format) noexcept;
+
+/**
+ * Device memory per slot for an in-place sort of `records` keys of `key_bytes` each split
+ * equally among `slots` slots (the default padding), on `device`: what reserve() would take
+ * of each. No sorter needed; asks CUB on `device`.
+ * @throw gpusort::error when a destination could receive 2^32 keys or more
+ */
+[[nodiscard]] std::uint64_t exchange_slot_bytes(std::uint64_t records, std::uint32_t key_bytes,
+                                                std::size_t slots, int device);
 
 /// One slot's input: `records` keys at `d_keys` on the slot's device. The sort reads them only.
 struct multi_gpu_slice {
@@ -79,6 +108,7 @@ struct multi_gpu_phase_ms {
 
 /// One destination's sorted key range, in the sorter's memory.
 struct multi_gpu_range {
+  std::size_t slot = 0;
   int device = 0;
   const void* d_keys = nullptr;
   std::uint64_t records = 0;
@@ -132,6 +162,25 @@ class multi_gpu_sorter {
    *        gpusort::cuda_error naming the slot, its device and the phase on any CUDA failure
    */
   [[nodiscard]] multi_gpu_result sort(std::span<const multi_gpu_slice> slices);
+
+  /// In place only: copies `host` (page-locked) to byte `offset` of the slot's slice, after
+  /// reserve() for the slices' sizes. Synchronous, on the slot's stream; one thread per slot
+  /// may copy at once.
+  /// @throw gpusort::error past the slice buffer, gpusort::cuda_error
+  void copy_in(std::size_t slot, std::uint64_t offset, std::span<const std::byte> host);
+
+  /**
+   * In place only: sorts the keys that copy_in() put in the slices (slice_records[i] keys in
+   * slot i), ascending in the order of config.type and config.descending, and restores their
+   * bytes. The slices are gone afterwards: the ranges lie in the sorter's buffers.
+   * @throw as sort(); gpusort::error when reserve() was not called for these sizes
+   */
+  [[nodiscard]] multi_gpu_result sort_in_place(std::span<const std::uint64_t> slice_records);
+
+  /// Copies bytes [offset, offset + host.size()) of a sorted range to `host` (page-locked).
+  /// Synchronous, on the range's slot's stream. @throw gpusort::error past the range,
+  /// gpusort::cuda_error
+  void copy_out(const multi_gpu_range& range, std::uint64_t offset, std::span<std::byte> host);
 
  private:
   struct impl;

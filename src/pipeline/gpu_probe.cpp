@@ -6,6 +6,7 @@
 #include "core/each_until_failure.hpp"
 #include "core/parse_size.hpp"
 #include "cpu/sort_items.hpp"
+#include "gpu/multi_gpu_sort.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/error.hpp"
 #include "gpu/topology.hpp"
@@ -14,6 +15,32 @@
 #include "pipeline/strategy.hpp"
 
 namespace gpusort::pipeline {
+
+namespace {
+
+/// The most records that `slots` GPUs sort together by exchange when each may use `budget`
+/// bytes (gpu::exchange_slot_bytes, asked on `device`); 0 when none fit.
+std::uint64_t exchange_capacity(std::uint32_t key_bytes, std::size_t slots, int device,
+                                std::uint64_t budget) {
+  const auto fits = [&](std::uint64_t n) {
+    try {
+      return gpu::exchange_slot_bytes(n, key_bytes, slots, device) <= budget;
+    } catch (const error&) {
+      return false;  // a destination could receive more keys than the local sort takes
+    }
+  };
+  // The slot's bytes grow with n: the largest n that fits, by bisection.
+  std::uint64_t lo = 0;
+  std::uint64_t hi = slots * (std::uint64_t{1} << 32);
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+}  // namespace
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
   using mode = device_selection::mode;
@@ -39,9 +66,11 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
   config.format = gpu::supports_format(options.format) ? options.format : cpu::sort_item_format();
   config.memory_budget = options.gpu_memory_bytes;
   config.algorithm = chunk_algorithm_for(options, gpu::supports_format(options.format));
+  std::uint64_t least_budget = ~std::uint64_t{0};  // of the GPUs asked, for the exchange sort
   auto chunk_on = [&](const gpu::device_info& info) {
     config.device = info.id;
     const gpu::chunk_plan chunks = gpu::plan_chunks(config, info);
+    least_budget = std::min(least_budget, std::min(chunks.budget_bytes, info.free_bytes));
     if (chunks.chunk_records == 0)
       throw out_of_memory("GPU " + std::to_string(info.id) + " (" + info.name +
                               "): a memory budget of " + format_bytes(chunks.budget_bytes) +
@@ -64,6 +93,11 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
   facts.chunk_records = least.id == first.id ? facts.one_chunk_records : chunk_on(least);
   facts.sorts_records = gpu::supports_format(options.format);
   facts.devices = devices;
+  if (devices.size() > 1 && gpu::exchange_supports(options.format)) {
+    for (const gpu::device_info& info : infos) chunk_on(info);  // every GPU's budget
+    facts.exchange_records =
+        exchange_capacity(options.format.record_size, devices.size(), least.id, least_budget);
+  }
   // Once, for every selected GPU: --verbose shows how they reach each other.
   facts.topology = gpu::probe_topology(devices);
   if (devices.size() > 1)

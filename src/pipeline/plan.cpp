@@ -37,6 +37,7 @@ const char* strategy_name(strategy s) noexcept {
     case strategy::gpu_one_chunk: return "gpu-one-chunk";
     case strategy::gpu_runs: return "gpu-runs";
     case strategy::gpu_ranges: return "gpu-ranges";
+    case strategy::gpu_exchange: return "gpu-exchange";
     case strategy::cpu_one_run: return "cpu-one-run";
     case strategy::cpu_runs: return "cpu-runs";
     case strategy::cpu_spilled_runs: return "cpu-spilled-runs";
@@ -368,6 +369,21 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     } else {
       const std::string runs_words = size_words + " exceeds one GPU chunk of " +
                                      std::to_string(gpu.one_chunk()) + " records: ";
+      if (plan.devices.size() > 1 && input_bytes && records <= gpu.exchange_records &&
+          options.merge != merge_location::host) {
+        plan.how = strategy::gpu_exchange;
+        plan.sort_devices = plan.devices;
+        plan.why.push_back(runs_words + "the " + std::to_string(plan.devices.size()) +
+                           " GPUs hold it together (up to " +
+                           std::to_string(gpu.exchange_records) + " records): each reads an " +
+                           "equal share, the keys are partitioned across them by their top " +
+                           "bits, peer to peer, and each GPU's key range is sorted there and " +
+                           "written at its place in the output (no runs, no merge)");
+        plan.layout.resident_bytes = plan.budget_bytes;
+        plan.layout.single_run = false;
+        plan.why.push_back(plan.output.why);
+        return plan;
+      }
       if (plan.devices.size() > 1 && input_bytes) {
         plan.sort_devices = plan.devices;
         plan.why.push_back(std::to_string(plan.devices.size()) + " GPUs form runs at once, each " +

@@ -21,6 +21,9 @@ enum class strategy : std::uint8_t {
   gpu_one_chunk,     ///< the input is one GPU chunk, sorted straight into the output
   gpu_runs,          ///< GPU chunks become runs (in memory, spilled past the budget), merged
   gpu_ranges,        ///< GPU chunks become runs in memory, cut into key ranges sorted on the GPU
+  /// Several GPUs hold the input together: keys partitioned across them peer to peer, each
+  /// GPU's key range sorted there and written at its place (RMG sort; key-only records)
+  gpu_exchange,
   cpu_one_run,       ///< one host radix sort from the input into the output mapping
   cpu_runs,          ///< host-sorted runs kept in memory, merged
   cpu_spilled_runs,  ///< host-sorted runs in temporary files, merged in passes
@@ -52,6 +55,10 @@ struct gpu_facts {
   std::vector<int> devices;
   /// How the selected GPUs are connected (gpu::probe_topology), in the order of `devices`.
   gpu::gpu_topology topology;
+  /// Records that every selected GPU together sorts by exchange (strategy gpu_exchange)
+  /// within --gpu-memory (or the memory free) on each; 0 for one GPU or a format it does not
+  /// take (gpu::exchange_supports).
+  std::uint64_t exchange_records = 0;
 };
 
 /// How the keys of an input spread (pipeline/key_sample.hpp), which sets how fast the CPU

@@ -42,6 +42,7 @@ pipeline::strategy_result run_strategy(const pipeline::sort_context& ctx) {
     case pipeline::strategy::gpu_one_chunk:
     case pipeline::strategy::gpu_runs:
     case pipeline::strategy::gpu_ranges: return pipeline::sort_on_gpu(ctx);
+    case pipeline::strategy::gpu_exchange: return pipeline::sort_by_exchange(ctx);
     case pipeline::strategy::cpu_one_run: return pipeline::sort_cpu_one_run(ctx);
     case pipeline::strategy::cpu_runs:
     case pipeline::strategy::cpu_spilled_runs: return pipeline::sort_cpu_runs(ctx);

@@ -86,6 +86,11 @@ struct strategy_result {
 /// range on the GPU and the others merge on the host (also when a stream's runs spilled).
 strategy_result sort_on_gpu(const sort_context& ctx);
 
+/// gpu_exchange (strategy_gpu_exchange.cpp): the selected GPUs (plan.sort_devices) read equal
+/// shares of a file of key-only records, partition the keys among them by exchange, sort each
+/// GPU's key range there and write it at its place in the output.
+strategy_result sort_by_exchange(const sort_context& ctx);
+
 /// cpu_one_run (strategy_cpu_one_run.cpp): one radix sort into the output mapping; where the
 /// output cannot be mapped (a pipe, a filesystem without fallocate), one run written out.
 strategy_result sort_cpu_one_run(const sort_context& ctx);

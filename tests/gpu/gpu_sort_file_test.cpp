@@ -1,15 +1,19 @@
 // sort_file on the GPU end to end: every key type, payloads moved as pairs and as (key, index)
 // items, one chunk written straight to the output, many chunks sorted again by key range or
-// merged on the host, spilled runs, a pipe as input, and .npy files (records after a header).
+// merged on the host, spilled runs, a pipe as input, and .npy files (records after a header);
+// with two GPUs, key-only records that they hold together sorted by exchange.
 // Skips without a CUDA device.
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "cpu/multiway_merge.hpp"
+#include "gpu/multi_gpu_sort.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/sort.hpp"
 #include "npy_support.hpp"
@@ -70,7 +74,13 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
           const bool few = stats.runs <= pipeline::host_merge_max_runs && f.key_size == 8 &&
                            cpu::merges_with_vectors(f, cpu::merge_policy{});
           const char* several = gpu::supports_format(f) && !few ? "gpu-ranges" : "gpu-runs";
-          EXPECT_EQ(stats.strategy, stats.runs > 1 ? several : "gpu-one-chunk");
+          // Where several GPUs hold key-only records together, they sort them by exchange.
+          if (stats.strategy == "gpu-exchange") {
+            EXPECT_GE(gpu::device_count(), 2);
+            EXPECT_TRUE(gpu::exchange_supports(f));
+          } else {
+            EXPECT_EQ(stats.strategy, stats.runs > 1 ? several : "gpu-one-chunk");
+          }
           if (records == 3000017 && gpu_memory != 0 && c.record_size >= 8) {
             EXPECT_GT(stats.runs, 1u) << "48 MiB of device memory holds no such chunk";
           }
@@ -99,6 +109,71 @@ TEST_F(GpuSortFile, EveryFormatOneChunkAndManyChunks) {
       }
     }
   }
+}
+
+TEST_F(GpuSortFile, TwoGpusSortWhatTheyHoldTogetherByExchange) {
+  if (gpu::device_count() < 2) GTEST_SKIP() << "one CUDA device: the exchange needs two";
+  // 40 MiB of each GPU holds 4M keys of either width together, not in one chunk of one GPU.
+  test::scratch_dir dir;
+  for (const char* type : {"u32", "i32", "f32", "u64", "i64", "f64"}) {
+    const record_format f = test::make_format(type, std::string(type).back() == '2' ? 4 : 8, 0);
+    for (const bool descending : {false, true}) {
+      for (const bool all_equal : {false, true}) {
+        const std::uint64_t seed = test::base_seed() + f.record_size + descending;
+        SCOPED_TRACE(std::string(type) + (descending ? " desc" : " asc") +
+                     (all_equal ? " all equal" : " random") + " seed " + std::to_string(seed));
+        auto data = test::random_records(4000037, f, seed);
+        if (all_equal)  // one key: the destinations split it by records
+          for (std::size_t at = f.record_size; at < data.size(); at += f.record_size)
+            std::copy_n(data.begin(), f.record_size, data.begin() + static_cast<std::ptrdiff_t>(at));
+        test::write_file(dir.file("in"), data);
+        sort_options o;
+        o.devices.how = device_selection::mode::list;
+        o.devices.ids = {0, 1};
+        o.format = f;
+        o.descending = descending;
+        o.gpu_memory_bytes = std::uint64_t{40} << 20;
+        const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
+        EXPECT_EQ(stats.strategy, "gpu-exchange");
+        EXPECT_EQ(stats.records, 4000037u);
+        EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
+      }
+    }
+  }
+  // Into a pipe: the GPUs' ranges in order.
+  const record_format f = test::make_format("u64", 8, 0);
+  const auto data = test::random_records(4000037, f, test::base_seed() + 99);
+  test::write_file(dir.file("in"), data);
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  std::thread drain([&] {
+    const std::string cmd = "cat " + dir.file("fifo") + " > " + dir.file("out");
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+  });
+  sort_options o;
+  o.devices.how = device_selection::mode::list;
+  o.devices.ids = {1, 0};
+  o.format = f;
+  o.gpu_memory_bytes = std::uint64_t{40} << 20;
+  const sort_stats stats = sort_file({dir.file("in")}, dir.file("fifo"), o);
+  drain.join();
+  EXPECT_EQ(stats.strategy, "gpu-exchange");
+  EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+  // An .npy file of u64: the ranges land after the header.
+  const std::vector<std::byte> header =
+      test::npy_header(test::npy_dict("'<u8'", test::npy_shape(4000037)), 1, 16);
+  std::vector<std::byte> file = header;
+  file.insert(file.end(), data.begin(), data.end());
+  test::write_file(dir.file("in.npy"), file);
+  sort_options npy;
+  npy.devices.how = device_selection::mode::list;
+  npy.devices.ids = {0, 1};
+  npy.gpu_memory_bytes = std::uint64_t{40} << 20;
+  const sort_stats npy_stats = sort_file({dir.file("in.npy")}, dir.file("out.npy"), npy);
+  EXPECT_EQ(npy_stats.strategy, "gpu-exchange");
+  std::vector<std::byte> expected = header;
+  const auto sorted = test::reference_sort(data, f, false);
+  expected.insert(expected.end(), sorted.begin(), sorted.end());
+  EXPECT_EQ(test::read_file(dir.file("out.npy")), expected);
 }
 
 TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {

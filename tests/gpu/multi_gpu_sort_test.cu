@@ -2,7 +2,8 @@
 // {0}, {0,0}, {0,0,0} (one GPU plays every slot, exchange included) and, with two GPUs, {0,1}
 // and {1,0}; uniform, AND-ed, all-equal, Zipf, sorted and few-distinct keys; sizes 0, 1, small
 // odd ones, up to 2^26; uneven slices, empty ones included. Every destination must hold at
-// most the plan's bound. GPUSORT_TEST_SEED replays a failure.
+// most the plan's bound. In place (the command's exchange sort): every numeric key type in
+// both orders, copied in and out in pieces. GPUSORT_TEST_SEED replays a failure.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +16,9 @@
 #include "gpu/device_memory.cuh"
 #include "gpu/gpu_test_support.hpp"
 #include "gpu/multi_gpu_sort.hpp"
+#include "gpusort/detail/key_codec.hpp"
 #include "gpusort/error.hpp"
+#include "gpusort/record_format.hpp"
 #include "test_support.hpp"
 
 namespace gpusort::test {
@@ -227,6 +230,125 @@ TYPED_TEST(multi_gpu_sort_test, Large) {
   }
 }
 
+/// In place: keys of `type` (as stored, ascending or descending) copied into the sorter's own
+/// slices, sorted there, copied back, against std::sort of the same words by their
+/// normalized key: the bytes must match exactly.
+template <typename Word>
+void check_in_place(const std::vector<int>& devices, const std::vector<std::uint64_t>& sizes,
+                    dist d, key_type type, bool descending, std::uint64_t seed) {
+  std::string sizes_text;
+  for (const std::uint64_t s : sizes) sizes_text += std::to_string(s) + " ";
+  SCOPED_TRACE("in place, devices " + device_list_text(devices) + ", slices " + sizes_text +
+               name_of(d) + ", type " + std::to_string(static_cast<int>(type)) +
+               (descending ? " desc" : " asc") + ", seed " + std::to_string(seed));
+  gpu::multi_gpu_sort_config config;
+  config.key = sizeof(Word) == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
+  config.in_place = true;
+  config.type = type;
+  config.descending = descending;
+  gpu::multi_gpu_sorter sorter(devices, config);
+  sorter.reserve(sizes);
+  const std::vector<gpu::multi_gpu_memory> memory = sorter.memory(sizes);
+  std::uint64_t n = 0;
+  for (const std::uint64_t s : sizes) n += s;
+  std::vector<Word> expected;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    EXPECT_EQ(memory[i].alternate, 0u);
+    EXPECT_EQ(memory[i].scatter, memory[i].receive);
+    EXPECT_GE(memory[i].receive, sizes[i] * sizeof(Word));
+    gpu::device_buffer scratch(std::max<std::uint64_t>(1, sizes[i]) * sizeof(Word), devices[i]);
+    std::vector<Word> host(sizes[i]);
+    {
+      gpu::device_guard guard(devices[i]);
+      fill<Word>(reinterpret_cast<Word*>(scratch.data()), sizes[i], d, seed + i, nullptr);
+      if (sizes[i] != 0)
+        GPUSORT_CUDA_TRY(cudaMemcpy(host.data(), scratch.data(), sizes[i] * sizeof(Word),
+                                    cudaMemcpyDeviceToHost));
+    }
+    // In two pieces, the second at an odd offset of keys.
+    const std::uint64_t half = sizes[i] / 2 + (sizes[i] % 2);
+    const auto* bytes = reinterpret_cast<const std::byte*>(host.data());
+    sorter.copy_in(i, 0, {bytes, half * sizeof(Word)});
+    sorter.copy_in(i, half * sizeof(Word),
+                   {bytes + half * sizeof(Word), (sizes[i] - half) * sizeof(Word)});
+    expected.insert(expected.end(), host.begin(), host.end());
+  }
+  // What the planner asks of equal slices is what reserve() took.
+  if (sizes[0] == (n + devices.size() - 1) / devices.size())
+    EXPECT_GE(gpu::exchange_slot_bytes(n, sizeof(Word), devices.size(), devices[0]),
+              memory[0].total());
+  const auto codec = gpusort::detail::make_key_codec<Word>(type, descending);
+  std::stable_sort(expected.begin(), expected.end(), [&](Word a, Word b) {
+    return codec.normalize(a) < codec.normalize(b);
+  });
+
+  const gpu::multi_gpu_result result = sorter.sort_in_place(sizes);
+  ASSERT_EQ(result.ranges.size(), devices.size());
+  std::vector<Word> got(n);
+  std::uint64_t at = 0;
+  for (std::size_t d2 = 0; d2 < result.ranges.size(); ++d2) {
+    const gpu::multi_gpu_range& r = result.ranges[d2];
+    EXPECT_EQ(r.slot, d2);
+    EXPECT_LE(r.records, result.plan.bound()) << "destination " << d2;
+    auto* out = reinterpret_cast<std::byte*>(got.data() + at);
+    // Out in three pieces.
+    const std::uint64_t third = r.records / 3;
+    sorter.copy_out(r, 0, {out, third * sizeof(Word)});
+    sorter.copy_out(r, third * sizeof(Word),
+                    {out + third * sizeof(Word), (r.records - third) * sizeof(Word)});
+    at += r.records;
+  }
+  ASSERT_EQ(at, n);
+  const auto mismatch = std::mismatch(got.begin(), got.end(), expected.begin());
+  EXPECT_TRUE(mismatch.first == got.end())
+      << "first difference at key " << (mismatch.first - got.begin()) << " of " << got.size();
+  // Past the slice or the range: refused.
+  EXPECT_THROW(sorter.copy_in(0, memory[0].receive, {reinterpret_cast<std::byte*>(got.data()), 1}),
+               gpusort::error);
+  if (!result.ranges.empty())
+    EXPECT_THROW(sorter.copy_out(result.ranges[0], result.ranges[0].records * sizeof(Word),
+                                 {reinterpret_cast<std::byte*>(got.data()), 1}),
+                 gpusort::error);
+}
+
+TYPED_TEST(multi_gpu_sort_test, InPlaceEveryKeyTypeAndOrder) {
+  const std::uint64_t seed = base_seed() + 7;
+  const bool narrow = sizeof(TypeParam) == 4;
+  const std::vector<key_type> types =
+      narrow ? std::vector<key_type>{key_type::u32, key_type::i32, key_type::f32}
+             : std::vector<key_type>{key_type::u64, key_type::i64, key_type::f64};
+  for (const std::vector<int>& devices : device_lists())
+    for (const key_type type : types)
+      for (const bool descending : {false, true})
+        for (const dist d : {dist::uniform, dist::equal, dist::zipf, dist::few})
+          check_in_place<TypeParam>(devices, even_split(150'001, devices.size()), d, type,
+                                    descending, seed);
+}
+
+TYPED_TEST(multi_gpu_sort_test, InPlaceSmallUnevenAndLarge) {
+  const std::uint64_t seed = base_seed() + 8;
+  const key_type type = sizeof(TypeParam) == 4 ? key_type::u32 : key_type::u64;
+  for (const std::vector<std::uint64_t>& sizes :
+       std::vector<std::vector<std::uint64_t>>{{0, 0}, {1, 0}, {0, 3}, {5, 2}, {70'001, 0}})
+    check_in_place<TypeParam>({0, 0}, sizes, dist::uniform, type, false, seed);
+  const std::uint64_t n = (std::uint64_t{1} << 25) + 5;
+  check_in_place<TypeParam>({0, 0}, even_split(n, 2), dist::and3, type, false, seed);
+  if (gpu::device_count() >= 2) {
+    check_in_place<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, type, true, seed);
+    check_in_place<TypeParam>({1, 0}, {n, 0}, dist::zipf, type, false, seed);
+  }
+}
+
+TEST(multi_gpu_sort_config_test, ExchangeTakesKeyOnlyNumericRecords) {
+  EXPECT_TRUE(gpu::exchange_supports(format_preset("u64")));
+  EXPECT_TRUE(gpu::exchange_supports(format_preset("f32")));
+  EXPECT_FALSE(gpu::exchange_supports(format_preset("kv64")));
+  EXPECT_FALSE(gpu::exchange_supports(format_preset("gensort")));
+  record_format bytes4 = format_preset("u32");
+  set_key_type(bytes4, "bytes:4");
+  EXPECT_FALSE(gpu::exchange_supports(bytes4));
+}
+
 TEST(multi_gpu_sort_config_test, RejectsAnEmptyListAndBadDigits) {
   // Checked before any device is touched: runs without a GPU.
   EXPECT_THROW(gpu::multi_gpu_sorter({}, {}), gpusort::error);
@@ -243,6 +365,18 @@ TEST_F(multi_gpu_sort_errors, WrongSliceCountAndMissingDevice) {
   gpu::multi_gpu_sorter sorter({0, 0}, {});
   const std::vector<gpu::multi_gpu_slice> one(1);
   EXPECT_THROW(static_cast<void>(sorter.sort(one)), gpusort::error);
+  // The in-place calls need an in-place sorter, and an in-place sorter sorts only in place.
+  const std::vector<std::uint64_t> sizes{1, 1};
+  EXPECT_THROW(static_cast<void>(sorter.sort_in_place(sizes)), gpusort::error);
+  gpu::multi_gpu_sort_config in_place;
+  in_place.in_place = true;
+  gpu::multi_gpu_sorter own({0, 0}, in_place);
+  const std::vector<gpu::multi_gpu_slice> two(2);
+  EXPECT_THROW(static_cast<void>(own.sort(two)), gpusort::error);
+  // Slices larger than reserved would need buffers that lose what was copied in.
+  own.reserve(sizes);
+  const std::vector<std::uint64_t> larger{100'000, 100'000};
+  EXPECT_THROW(static_cast<void>(own.sort_in_place(larger)), gpusort::error);
   try {
     gpu::multi_gpu_sorter bad({0, gpu::device_count()}, {});
     ADD_FAILURE() << "a device that is not there was accepted";

@@ -376,6 +376,32 @@ TEST(MakePlan, OneChunkIsTheFirstGpusAndSharesAreCutForTheSmallest) {
   EXPECT_EQ(shared.how, strategy::gpu_ranges) << why(shared);
 }
 
+TEST(MakePlan, GpusThatHoldTheInputTogetherSortItByExchange) {
+  // Two GPUs of 1 GiB chunks of u64 that sort 2^31 records (16 GiB) together by exchange.
+  host_facts facts = gpu_host(std::uint64_t{1} << 27);
+  facts.gpu->devices = {0, 1};
+  facts.gpu->exchange_records = std::uint64_t{1} << 31;
+  const sort_plan both = make_plan(16 * GiB, u64_options(), facts);
+  EXPECT_EQ(both.how, strategy::gpu_exchange) << why(both);
+  EXPECT_EQ(both.sort_devices, (std::vector<int>{0, 1}));
+  EXPECT_STREQ(strategy_name(both.how), "gpu-exchange");
+  EXPECT_NE(why(both).find("hold it together"), std::string::npos) << why(both);
+  // One chunk still goes to the first GPU alone.
+  EXPECT_EQ(make_plan(GiB, u64_options(), facts).how, strategy::gpu_one_chunk);
+  // A record more than they hold: runs, sorted again by range.
+  EXPECT_EQ(make_plan(16 * GiB + 8, u64_options(), facts).how, strategy::gpu_ranges);
+  // --merge-on host asks for runs merged on the host.
+  sort_options host_merge = u64_options();
+  host_merge.merge = merge_location::host;
+  EXPECT_EQ(make_plan(16 * GiB, host_merge, facts).how, strategy::gpu_runs);
+  // A stream's size is unknown: its runs.
+  EXPECT_NE(make_plan(std::nullopt, u64_options(), facts).how, strategy::gpu_exchange);
+  // One GPU selected: the probe leaves exchange_records at 0.
+  facts.gpu->devices = {0};
+  facts.gpu->exchange_records = 0;
+  EXPECT_NE(make_plan(16 * GiB, u64_options(), facts).how, strategy::gpu_exchange);
+}
+
 TEST(MakePlan, FewRunsCountEachGpusShare) {
   if (!cpu::merges_with_vectors(u64_options().format, cpu::merge_policy{}))
     GTEST_SKIP() << "this CPU merges with the loser tree: few runs go by range too";

@@ -9,6 +9,12 @@
 # machine.txt, p2p.csv, multi.csv, tests.log, e2e.csv, e2e.log.
 # Usage: device_multi.sh [E2E_SIZE (16G)] [GPU_MEMORY (32G): one GPU needs several chunks of
 # the file, each GPU's share is one chunk]
+# Environment: E2E_CASES, "DEVICES BUDGET" pairs separated by "|" (default: one GPU within
+# GPU_MEMORY, every GPU within it, one GPU with all its memory, then the first two again);
+# FLOOR_REPEAT (1) I/O floor runs; SKIP, a list of stages left out (p2p, multi);
+# FIRST="tests" runs FIRST_TESTS (default: multi_gpu_sort_test, the exchange cases of
+# gpu_sort_file_test, gpu_run_formation_test; TEST=FILTER runs a gtest filter) before the
+# bandwidth and the device-resident sort.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/bin
@@ -45,32 +51,44 @@ say machine
 } > "$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
-if room 30 p2p; then
+run_tests() {
+  for t in "$@"; do
+    local filter=
+    [[ $t == *=* ]] && { filter=--gtest_filter=${t#*=}; t=${t%%=*}; }
+    [ -x "$bin/$t" ] || continue
+    room 30 "$t" || continue
+    echo "### $t $filter"
+    timeout 240 "$bin/$t" --gtest_color=no $filter 2>&1 |
+      grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40
+  done >> "$out/tests.log" 2>&1
+}
+export GPUSORT_TEST_BINARY=$bin/gpusort
+if [ "${FIRST:-}" = tests ]; then
+  say "tests first: the exchange sort, in place and end to end"
+  # shellcheck disable=SC2086
+  run_tests ${FIRST_TESTS:-multi_gpu_sort_test gpu_sort_file_test=*Exchange* gpu_run_formation_test}
+  tail -n 30 "$out/tests.log"
+fi
+
+wanted() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
+if wanted p2p && room 30 p2p; then
   say "p2p over GPUs $all"
   timeout 60 "$bin/gpusort-bench-p2p" --bytes 1G > "$out/p2p.csv" 2>> "$out/tests.log"
   cat "$out/p2p.csv"
 fi
 
-if room 45 "multi-GPU sort, 2^31 u64 keys"; then
+if wanted multi && room 45 "multi-GPU sort, 2^31 u64 keys"; then
   say "device-resident multi-GPU sort, 2^31 uniform u64 keys, 1..$gpus GPUs"
   timeout 120 "$bin/gpusort-bench-multi-gpu" --devices "$all" --keys 2G --key u64 --dist uniform \
     --repeat 5 --warmup 1 > "$out/multi.csv" 2>> "$out/tests.log"
   cat "$out/multi.csv"
 fi
 
-run_tests() {
-  for t in "$@"; do
-    [ -x "$bin/$t" ] || continue
-    room 30 "$t" || continue
-    echo "### $t"
-    timeout 120 "$bin/$t" --gtest_color=no 2>&1 |
-      grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error' | head -40
-  done >> "$out/tests.log" 2>&1
-}
-say "tests: shares over every GPU, topology, device memory"
-export GPUSORT_TEST_BINARY=$bin/gpusort
-run_tests gpu_run_formation_test topology_test device_memory_test
-tail -n 30 "$out/tests.log"
+if [ "${FIRST:-}" != tests ]; then
+  say "tests: shares over every GPU, topology, device memory"
+  run_tests gpu_run_formation_test topology_test device_memory_test
+  tail -n 30 "$out/tests.log"
+fi
 
 if room 60 "end to end $size"; then
   say "end to end: $size u64, --gpu-memory $gpu_memory, GPU 0 against GPUs $all"
@@ -80,15 +98,20 @@ if room 60 "end to end $size"; then
     "$bin/gpusort-datagen" -t u64 --size "$size" -d uniform --seed 12 -o "$in" -q
     sync "$in"
     memory
-    timeout 120 "$bin/gpusort-iofloor" --repeat 1 --read uring-threads --write mmap-sink \
-      "$in" "$work/floor.out" | tail -n 2
+    timeout 200 "$bin/gpusort-iofloor" --repeat "${FLOOR_REPEAT:-1}" --read uring-threads \
+      --write mmap-sink "$in" "$work/floor.out" | tail -n $((1 + ${FLOOR_REPEAT:-1}))
     rm -f "$work/floor.out"
     echo "$(date +%T) floor done"
     # one GPU within --gpu-memory (several chunks), every GPU within it, then one GPU with
     # all of its memory (the one-chunk baseline where the file fits).
-    for c in "0 $gpu_memory" "$all $gpu_memory" "0 default" "$all $gpu_memory" "0 $gpu_memory"; do
+    IFS='|' read -r -a cases <<< "${E2E_CASES:-0 $gpu_memory|$all $gpu_memory|0 default|$all $gpu_memory|0 $gpu_memory}"
+    k=0
+    for c in "${cases[@]}"; do
       read -r devices budget <<< "$c"
-      name=${devices//,/+}-$budget
+      k=$((k + 1))
+      # Every output but the first is compared with it and deleted: none replaces another,
+      # whose blocks a full disk would still be freeing.
+      name=$k
       room 25 "gpusort --devices $devices ($budget)" || continue
       memory
       option=(--devices "$devices")
@@ -101,8 +124,8 @@ if room 60 "end to end $size"; then
       valid=no
       "$bin/gpusort-validate" -q "$in" "$work/out-$name.bin" && valid=yes
       same=-
-      first=$work/out-0-$gpu_memory.bin
-      if [ "$name" != "0-$gpu_memory" ] && [ -f "$first" ]; then
+      first=$work/out-1.bin
+      if [ "$k" != 1 ] && [ -f "$first" ]; then
         same=no
         cmp -s "$first" "$work/out-$name.bin" && same=yes
         rm -f "$work/out-$name.bin"
@@ -115,8 +138,9 @@ if room 60 "end to end $size"; then
 fi
 
 say "more tests"
-run_tests multi_gpu_sort_test gpu_range_sort_test
-if room 40 "skewed multi-GPU sorts"; then
+[ "${FIRST:-}" = tests ] || run_tests multi_gpu_sort_test
+run_tests gpu_range_sort_test
+if wanted multi && room 40 "skewed multi-GPU sorts"; then
   for dist in and3 zipf equal; do
     room 15 "$dist" || break
     timeout 60 "$bin/gpusort-bench-multi-gpu" --devices "$all" --keys 2G --key u64 --dist "$dist" \

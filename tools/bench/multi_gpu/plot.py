@@ -36,14 +36,15 @@ def main():
     left.set_title(f"device-resident sort, {int(multi[0]['keys']) >> 30} Gi u64 keys")
     left.legend()
 
-    names = [f"{i + 1}: GPUs {r['devices']}\n{r['gpu_memory']}" for i, r in enumerate(e2e)]
+    names = [f"{i + 1}\n{r['devices']}\n{r['gpu_memory']}" for i, r in enumerate(e2e)]
     right.bar(names, [float(r["wall_s"]) for r in e2e], color="tab:gray")
     if floor:
         right.axhline(float(floor.group(1)), color="tab:red", linestyle="--",
                       label=f"I/O floor {float(floor.group(1)):.2f} s")
         right.legend()
     right.set_ylabel("wall s (in the order run)")
-    right.set_title("16 GiB u64 file end to end (page cache warm)")
+    size = re.search(r"records \(([0-9.]+ [KMGT]iB)\) in", (d / "e2e.log").read_text())
+    right.set_title(f"{size.group(1) if size else 'a'} u64 file end to end (page cache warm)")
     fig.tight_layout()
     fig.savefig(d / "multi-gpu.png", dpi=110)
 
