@@ -19,6 +19,7 @@
 
 #include "core/trace.hpp"
 #include "gpusort/error.hpp"
+#include "io/allocate_space.hpp"
 #include "io/direct_io.hpp"
 #include "io/uring.hpp"
 
@@ -36,7 +37,7 @@ class direct_sink final : public output_sink {
         trace_(trace), window_bytes_(std::max(default_window_bytes, min_window)) {
     if (total_ == 0) return;
     // Writes into preallocated blocks need no block allocation on the way to the disk.
-    const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(data_ + total_));
+    const int ret = allocate_file(out_.fd().get(), data_ + total_);
     if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL)
       throw_error("cannot allocate " + std::to_string(total_) + " bytes for " + out_.target(),
                   ret);

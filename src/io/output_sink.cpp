@@ -23,6 +23,7 @@
 #include "core/parallel_copy.hpp"
 #include "core/trace.hpp"
 #include "gpusort/error.hpp"
+#include "io/allocate_space.hpp"
 #include "io/direct_sink.hpp"
 #include "io/uring.hpp"
 
@@ -41,7 +42,7 @@ class mapped_sink final : public output_sink {
     if (total_ == 0) return;
     trace_recorder::scope timer(trace_, "write");
     // The records start after the header (commit() writes it): the file holds both.
-    const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(data_ + total_));
+    const int ret = allocate_file(out_.fd().get(), data_ + total_);
     if (ret != 0) throw_error("cannot allocate " + std::to_string(data_ + total_) +
                                   " bytes for " + out_.target(), ret);
     if (persistent) {
@@ -220,7 +221,7 @@ class uring_sink final : public output_sink {
       // a filesystem without it still works. Only into our own temporary: a file we write
       // through belongs to the caller.
       const std::uint64_t bytes = out_.data_offset() + total_;
-      const int ret = ::posix_fallocate(out_.fd().get(), 0, static_cast<off_t>(bytes));
+      const int ret = allocate_file(out_.fd().get(), bytes);
       if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL)
         throw_error("cannot allocate " + std::to_string(bytes) + " bytes for " + out_.target(),
                     ret);
