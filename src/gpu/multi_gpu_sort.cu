@@ -58,8 +58,13 @@ struct multi_gpu_sorter::impl {
   struct slot {
     int device = 0;
     stream s;
+    /// The slot's own piece moves on this stream, beside the peer copies on `s`: the copy
+    /// within the GPU and the one over the link use different engines (one after the other
+    /// they took 14.7 ms of 102 for 2^31 u64 keys on two H100s).
+    stream own;
     event scatter_begin, scatter_end, exchange_end, sort_end;  // timing
     event scattered;                                            // exchange may read
+    event own_copied;
     device_buffer scatter, receive, alternate, sort_temp, histogram, seg_counts, seg_offsets,
         scan_temp;
     pinned_buffer h_histogram;
@@ -320,6 +325,7 @@ void multi_gpu_sorter::impl::exchange(std::size_t d, const partition_plan& plan,
   const std::uint32_t g = plan.destinations;
   // The destination pulls every piece on its own stream, so its local sort is ordered after
   // them without further events; staged pieces go down on the source's stream first.
+  bool own_pending = false;
   for (std::uint32_t s = 0; s < g; ++s) {
     const std::uint64_t count = plan.count(s, static_cast<std::uint32_t>(d));
     if (count == 0) continue;
@@ -329,6 +335,16 @@ void multi_gpu_sorter::impl::exchange(std::size_t d, const partition_plan& plan,
     std::byte* to =
         slots[d].receive.data() + plan.receive_offset(s, static_cast<std::uint32_t>(d)) * key_bytes();
     const bool same_device = devices[s] == devices[d];
+    if (s == d) {
+      on_slot(d, "exchange (own piece)", [&] {
+        slot& sl = slots[d];
+        GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.own.get(), sl.scattered.get(), 0));
+        GPUSORT_CUDA_TRY(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, sl.own.get()));
+        sl.own_copied.record(sl.own.get());
+      });
+      own_pending = true;
+      continue;
+    }
     if (same_device || peer[s][d]) {
       on_slot(d, "exchange", [&] {
         GPUSORT_CUDA_TRY(cudaStreamWaitEvent(slots[d].s.get(), slots[s].scattered.get(), 0));
@@ -355,7 +371,12 @@ void multi_gpu_sorter::impl::exchange(std::size_t d, const partition_plan& plan,
                                        slots[d].s.get()));
     });
   }
-  on_slot(d, "exchange", [&] { slots[d].exchange_end.record(slots[d].s.get()); });
+  on_slot(d, "exchange", [&] {
+    slot& sl = slots[d];
+    // Joined after every pull is queued, so that they run beside it.
+    if (own_pending) GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.s.get(), sl.own_copied.get(), 0));
+    sl.exchange_end.record(sl.s.get());
+  });
 }
 
 template <typename Word>
@@ -493,6 +514,8 @@ multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sor
       impl::slot& sl = m.slots[i];
       sl.device = m.devices[i];
       sl.s = stream(sl.device);
+      sl.own = stream(sl.device);
+      sl.own_copied = event(sl.device, false);
       sl.scatter_begin = event(sl.device, true);
       sl.scatter_end = event(sl.device, true);
       sl.exchange_end = event(sl.device, true);
@@ -596,8 +619,9 @@ void multi_gpu_sorter::copy_out(const multi_gpu_range& range, std::uint64_t offs
   if (host.empty()) return;
   impl::slot& sl = m.slots[range.slot];
   m.on_slot(range.slot, "copy out", [&] {
-    GPUSORT_CUDA_TRY(cudaMemcpyAsync(host.data(), static_cast<const std::byte*>(range.d_keys) + offset,
-                                     host.size(), cudaMemcpyDeviceToHost, sl.s.get()));
+    const auto* from = static_cast<const std::byte*>(range.d_keys) + offset;
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(host.data(), from, host.size(), cudaMemcpyDeviceToHost,
+                                     sl.s.get()));
     sl.s.synchronize();
   });
 }

@@ -125,7 +125,8 @@ TEST_F(GpuSortFile, TwoGpusSortWhatTheyHoldTogetherByExchange) {
         auto data = test::random_records(4000037, f, seed);
         if (all_equal)  // one key: the destinations split it by records
           for (std::size_t at = f.record_size; at < data.size(); at += f.record_size)
-            std::copy_n(data.begin(), f.record_size, data.begin() + static_cast<std::ptrdiff_t>(at));
+            std::copy_n(data.begin(), f.record_size,
+                        data.begin() + static_cast<std::ptrdiff_t>(at));
         test::write_file(dir.file("in"), data);
         sort_options o;
         o.devices.how = device_selection::mode::list;

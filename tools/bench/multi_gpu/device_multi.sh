@@ -11,7 +11,7 @@
 # the file, each GPU's share is one chunk]
 # Environment: E2E_CASES, "DEVICES BUDGET" pairs separated by "|" (default: one GPU within
 # GPU_MEMORY, every GPU within it, one GPU with all its memory, then the first two again);
-# FLOOR_REPEAT (1) I/O floor runs; SKIP, a list of stages left out (p2p, multi);
+# FLOOR_REPEAT (1) I/O floor runs; SKIP, a list of stages left out (p2p, multi, e2e);
 # FIRST="tests" runs FIRST_TESTS (default: multi_gpu_sort_test, the exchange cases of
 # gpu_sort_file_test, gpu_run_formation_test; TEST=FILTER runs a gtest filter) before the
 # bandwidth and the device-resident sort.
@@ -90,7 +90,7 @@ if [ "${FIRST:-}" != tests ]; then
   tail -n 30 "$out/tests.log"
 fi
 
-if room 60 "end to end $size"; then
+if wanted e2e && room 60 "end to end $size"; then
   say "end to end: $size u64, --gpu-memory $gpu_memory, GPU 0 against GPUs $all"
   in=$work/in.bin
   echo "devices,gpu_memory,wall_s,valid,same_as_first" > "$out/e2e.csv"
