@@ -40,6 +40,12 @@ class ordered_worker {
     cv_.wait(lock, [&] { return tasks_.empty() && !busy_; });
     if (error_) std::rethrow_exception(error_);
   }
+  /// Drops the tasks not yet started (the one running finishes).
+  void discard_pending() {
+    std::lock_guard lock(mutex_);
+    tasks_.clear();
+  }
+
   /// The first failure so far, if any.
   [[nodiscard]] std::exception_ptr error() {
     std::lock_guard lock(mutex_);
