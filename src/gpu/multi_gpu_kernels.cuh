@@ -37,6 +37,31 @@ struct class_params {
   unsigned count = 0;  ///< points; classes = count + 1
 };
 
+inline constexpr unsigned max_pieces = 64;  ///< destinations of one scatter (the slots)
+
+/// Where a scatter's output goes: position i of the slice laid out by class lands in piece d,
+/// begin[d] <= i < begin[d + 1], at out[d] + (i - begin[d]). One piece (the scatter buffer)
+/// lays the slice out in place; one piece per destination, each in the destination's receive
+/// buffer (on a peer GPU or this one), moves the keys there as they are scattered.
+template <typename Word>
+struct piece_params {
+  std::uint64_t begin[max_pieces + 1];
+  Word* out[max_pieces];
+  unsigned count = 1;
+};
+
+template <typename Word>
+__device__ inline Word* piece_address(std::uint64_t i, const piece_params<Word>& p) {
+  unsigned lo = 0;
+  unsigned hi = p.count - 1;  // the last piece whose begin is at or below i
+  while (lo < hi) {
+    const unsigned mid = (lo + hi + 1) / 2;
+    if (p.begin[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return p.out[lo] + (i - p.begin[lo]);
+}
+
 __device__ inline unsigned lanemask_lt() {
   unsigned mask = 0;
   asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
@@ -134,13 +159,13 @@ __global__ void __launch_bounds__(block_threads)
 }
 
 /// Writes each key to its class's region, segments in order and keys of a segment in order:
-/// a stable partition of the slice by class. d_offsets: the exclusive scan of class_count's
-/// counts.
+/// a stable partition of the slice by class, cut into `out`'s pieces. d_offsets: the exclusive
+/// scan of class_count's counts.
 template <typename Word>
 __global__ void __launch_bounds__(block_threads)
     class_scatter_kernel(const Word* keys, std::uint64_t n, class_params<Word> p,
                          std::uint64_t segments, const unsigned long long* d_offsets,
-                         Word* out) {
+                         piece_params<Word> out) {
   __shared__ unsigned long long s_next[block_warps][max_classes + 1];
   const unsigned lane = threadIdx.x % warp;
   const unsigned w = threadIdx.x / warp;
@@ -158,7 +183,7 @@ __global__ void __launch_bounds__(block_threads)
     const unsigned c = valid ? class_of(key, p) : classes;
     const unsigned peers = __match_any_sync(0xffffffffu, c);
     const unsigned rank = __popc(peers & lanemask_lt());
-    if (valid) out[s_next[w][c] + rank] = key;
+    if (valid) *piece_address(s_next[w][c] + rank, out) = key;
     __syncwarp();  // every lane has read s_next before the leader moves it on
     if (valid && rank == 0) s_next[w][c] += __popc(peers);
     __syncwarp();

@@ -74,6 +74,14 @@ struct multi_gpu_sorter::impl {
   multi_gpu_sort_config config;
   std::vector<slot> slots;
   std::vector<std::vector<bool>> peer;  // per (source slot, destination slot)
+  /// Sources scatter straight into the destinations' receive buffers (every pair of slots
+  /// reaches the other's memory, and config.fuse_exchange); else pieces are copied after.
+  bool fused = false;
+
+  /// Where slot i's slice lies in an in-place sorter.
+  [[nodiscard]] device_buffer& slice_buffer(std::size_t i) {
+    return fused ? slots[i].scatter : slots[i].receive;
+  }
 
   [[nodiscard]] unsigned key_bits() const { return config.key == multi_gpu_key::u32 ? 32 : 64; }
   [[nodiscard]] std::uint32_t key_bytes() const { return key_bits() / 8; }
@@ -111,6 +119,7 @@ struct multi_gpu_sorter::impl {
   template <typename Word>
   void scatter(std::size_t i, const multi_gpu_slice& slice, const partition_plan& plan);
   void exchange(std::size_t d, const partition_plan& plan, std::vector<staged_piece>& staged);
+  void arrive(std::size_t d, const partition_plan& plan);
   template <typename Word>
   void local_sort(std::size_t d, const partition_plan& plan, multi_gpu_range& range);
   template <typename Word>
@@ -123,12 +132,20 @@ namespace {
 /// `bound` keys; CUB is asked on the current device.
 template <typename Word>
 multi_gpu_memory slot_memory(std::uint64_t slice, std::uint64_t bound, std::size_t g,
-                             unsigned digit_bits, bool in_place) {
+                             unsigned digit_bits, bool in_place, bool fused) {
   multi_gpu_memory m;
-  if (in_place) {
+  if (in_place && fused) {
+    // The slice lies in the scatter buffer, which is the sort's alternate once scattered.
+    m.scatter = aligned(std::max(slice, bound) * sizeof(Word));
+    m.receive = aligned(bound * sizeof(Word));
+  } else if (in_place) {
     // The slice's buffer receives the range; the scatter buffer is the sort's alternate.
     m.receive = aligned(std::max(slice, bound) * sizeof(Word));
     m.scatter = m.receive;
+  } else if (fused) {
+    // The keys go from the caller's slice straight into the destinations.
+    m.receive = aligned(bound * sizeof(Word));
+    m.alternate = m.receive;
   } else {
     m.scatter = aligned(slice * sizeof(Word));
     m.receive = aligned(bound * sizeof(Word));
@@ -171,7 +188,8 @@ std::vector<multi_gpu_memory> multi_gpu_sorter::impl::memory(
   std::vector<multi_gpu_memory> out(g);
   for (std::size_t i = 0; i < g; ++i)
     out[i] = on_slot(i, "workspace size", [&] {
-      return slot_memory<Word>(slice_records[i], bound, g, config.digit_bits, config.in_place);
+      return slot_memory<Word>(slice_records[i], bound, g, config.digit_bits, config.in_place,
+                               fused);
     });
   return out;
 }
@@ -310,9 +328,27 @@ void multi_gpu_sorter::impl::scatter(std::size_t i, const multi_gpu_slice& slice
       GPUSORT_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
           sl.scan_temp.data(), scan_bytes, counts, offsets,
           static_cast<std::int64_t>((std::uint64_t{p.count} + 1) * segments), sl.s.get()));
+      // Fused: each destination's piece straight into its receive buffer; else the slice laid
+      // out by destination in the scatter buffer, for exchange() to copy.
+      mg::piece_params<Word> out{};
+      if (fused) {
+        const auto g = static_cast<std::uint32_t>(slots.size());
+        const auto src = static_cast<std::uint32_t>(i);
+        out.count = g;
+        for (std::uint32_t d = 0; d < g; ++d) {
+          out.begin[d] = plan.send_offset(src, d);
+          out.out[d] = reinterpret_cast<Word*>(slots[d].receive.data()) +
+                       plan.receive_offset(src, d);
+        }
+        out.begin[g] = n;
+      } else {
+        out.count = 1;
+        out.begin[0] = 0;
+        out.begin[1] = n;
+        out.out[0] = reinterpret_cast<Word*>(sl.scatter.data());
+      }
       mg::class_scatter_kernel<Word><<<static_cast<unsigned>(blocks), mg::block_threads, 0,
-                                       sl.s.get()>>>(keys, n, p, segments, offsets,
-                                                     reinterpret_cast<Word*>(sl.scatter.data()));
+                                       sl.s.get()>>>(keys, n, p, segments, offsets, out);
       GPUSORT_CUDA_CHECK_LAUNCH();
     }
     sl.scatter_end.record(sl.s.get());
@@ -379,6 +415,17 @@ void multi_gpu_sorter::impl::exchange(std::size_t d, const partition_plan& plan,
   });
 }
 
+void multi_gpu_sorter::impl::arrive(std::size_t d, const partition_plan& plan) {
+  on_slot(d, "exchange (fused)", [&] {
+    slot& sl = slots[d];
+    // The other sources wrote their pieces into this receive buffer as they scattered.
+    for (std::size_t s = 0; s < slots.size(); ++s)
+      if (s != d && plan.count(static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(d)) != 0)
+        GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.s.get(), slots[s].scattered.get(), 0));
+    sl.exchange_end.record(sl.s.get());
+  });
+}
+
 template <typename Word>
 void multi_gpu_sorter::impl::local_sort(std::size_t d, const partition_plan& plan,
                                         multi_gpu_range& range) {
@@ -387,7 +434,10 @@ void multi_gpu_sorter::impl::local_sort(std::size_t d, const partition_plan& pla
     slot& sl = slots[d];
     auto* current = reinterpret_cast<Word*>(sl.receive.data());
     auto* alternate = reinterpret_cast<Word*>(sl.alternate.data());
-    if (config.in_place) {
+    if (config.in_place && fused) {
+      // The slice's buffer, read by this slot's own scatter only.
+      alternate = reinterpret_cast<Word*>(sl.scatter.data());
+    } else if (config.in_place) {
       // The scatter buffer is the alternate once every slot has pulled its pieces out of it.
       alternate = reinterpret_cast<Word*>(sl.scatter.data());
       for (std::size_t e = 0; e < slots.size(); ++e)
@@ -466,7 +516,10 @@ multi_gpu_result multi_gpu_sorter::impl::sort(std::span<const multi_gpu_slice> s
   // Each source lays its slice out by destination, then each destination pulls its pieces.
   for (std::size_t i = 0; i < g; ++i) scatter<Word>(i, slices[i], result.plan);
   std::vector<staged_piece> staged;
-  for (std::size_t d = 0; d < g; ++d) exchange(d, result.plan, staged);
+  for (std::size_t d = 0; d < g; ++d) {
+    if (fused) arrive(d, result.plan);
+    else exchange(d, result.plan, staged);
+  }
   result.ranges.resize(g);
   for (std::size_t d = 0; d < g; ++d) {
     local_sort<Word>(d, result.plan, result.ranges[d]);
@@ -537,6 +590,10 @@ multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sor
       });
     }
   }
+  m.fused = config.fuse_exchange;
+  for (std::size_t s = 0; s < g; ++s)
+    for (std::size_t d = 0; d < g; ++d)
+      if (m.devices[s] != m.devices[d] && !(m.peer[s][d] && m.peer[d][s])) m.fused = false;
 }
 
 multi_gpu_sorter::~multi_gpu_sorter() = default;
@@ -546,6 +603,7 @@ multi_gpu_sorter& multi_gpu_sorter::operator=(multi_gpu_sorter&&) noexcept = def
 const std::vector<int>& multi_gpu_sorter::devices() const noexcept { return impl_->devices; }
 std::size_t multi_gpu_sorter::slots() const noexcept { return impl_->devices.size(); }
 std::uint32_t multi_gpu_sorter::key_bytes() const noexcept { return impl_->key_bytes(); }
+bool multi_gpu_sorter::fused() const noexcept { return impl_->fused; }
 
 std::vector<multi_gpu_memory> multi_gpu_sorter::memory(
     std::span<const std::uint64_t> slice_records) const {
@@ -572,14 +630,15 @@ void multi_gpu_sorter::copy_in(std::size_t slot, std::uint64_t offset,
   GPUSORT_EXPECTS(m.config.in_place && slot < m.slots.size(),
                   "multi-GPU sort: copy_in needs an in-place sorter and a slot of it");
   impl::slot& sl = m.slots[slot];
-  GPUSORT_EXPECTS(offset + host.size() <= sl.receive.size(),
+  device_buffer& slice = m.slice_buffer(slot);
+  GPUSORT_EXPECTS(offset + host.size() <= slice.size(),
                   "multi-GPU sort: copy_in of " + std::to_string(host.size()) + " bytes at " +
                       std::to_string(offset) + " passes slot " + std::to_string(slot) +
-                      "'s slice buffer of " + std::to_string(sl.receive.size()) +
+                      "'s slice buffer of " + std::to_string(slice.size()) +
                       " bytes (reserve() first)");
   if (host.empty()) return;
   m.on_slot(slot, "copy in", [&] {
-    GPUSORT_CUDA_TRY(cudaMemcpyAsync(sl.receive.data() + offset, host.data(), host.size(),
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(slice.data() + offset, host.data(), host.size(),
                                      cudaMemcpyHostToDevice, sl.s.get()));
     sl.s.synchronize();
   });
@@ -602,7 +661,7 @@ multi_gpu_result multi_gpu_sorter::sort_in_place(std::span<const std::uint64_t> 
   }
   std::vector<multi_gpu_slice> slices(m.slots.size());
   for (std::size_t i = 0; i < slices.size(); ++i)
-    slices[i] = {m.slots[i].receive.data(), slice_records[i]};
+    slices[i] = {m.slice_buffer(i).data(), slice_records[i]};
   if (m.config.key == multi_gpu_key::u32) return m.sort<std::uint32_t>(slices);
   return m.sort<std::uint64_t>(slices);
 }
@@ -642,8 +701,8 @@ std::uint64_t exchange_slot_bytes(std::uint64_t records, std::uint32_t key_bytes
   const unsigned digit_bits = multi_gpu_sort_config{}.digit_bits;
   device_guard guard(device);
   const multi_gpu_memory m =
-      key_bytes == 4 ? slot_memory<std::uint32_t>(slice, bound, slots, digit_bits, true)
-                     : slot_memory<std::uint64_t>(slice, bound, slots, digit_bits, true);
+      key_bytes == 4 ? slot_memory<std::uint32_t>(slice, bound, slots, digit_bits, true, false)
+                     : slot_memory<std::uint64_t>(slice, bound, slots, digit_bits, true, false);
   return m.total();
 }
 

@@ -1,29 +1,34 @@
 // Device-resident sort over several GPUs after RMG sort (issue 12 item 2): every GPU holds a
-// slice of the keys; MSD histograms → partition plan → scatter by destination → peer copies →
-// a local sort per destination. The destinations' ranges, concatenated in order, are the sorted
-// sequence: no merge.
+// slice of the keys; MSD histograms → partition plan → scatter by destination, straight into
+// the destinations' memory (or into a local buffer, then peer copies) → a local sort per
+// destination. The destinations' ranges, concatenated in order, are the sorted sequence: no
+// merge.
 //
 // One host thread drives every GPU, one stream per slot, events between them. A slot is one
 // entry of the device list; the same device may appear in several slots, so that the whole
-// algorithm, exchange included, runs on a machine with one GPU (slots of one device copy
-// within it instead of peer to peer).
+// algorithm, exchange included, runs on a machine with one GPU (slots of one device write or
+// copy within it instead of peer to peer).
 //
 // Device memory per slot (memory()), beside the caller's slice:
-//   scatter   the slice laid out by destination              slice records
+//   scatter   the slice laid out by destination              slice records (none when fused)
 //   receive   the destination's key range                    bound records
 //   alternate the local sort's second buffer                 bound records
 //   sort temp CUB Onesweep temporary storage for bound keys
 //   small     histograms and the scatter's per-segment class counts and offsets (16 bytes per
 //             class and 2048 keys: 0.3 % of a slice of u64 keys with 2 slots, 3 classes)
 // where bound = ceil(n / g) + 2 * padding (partition_plan::bound(), capped at n), n the keys
-// of all slices together and g the slots. The scatter buffer cannot double as the alternate:
-// other slots may still be reading it when the local sort starts.
+// of all slices together and g the slots. Fused (multi_gpu_sort_config::fuse_exchange, where
+// every pair of slots reaches the other's memory) the sources write into the receive buffers
+// as they scatter. Else the scatter buffer cannot double as the alternate: other slots may
+// still be reading it when the local sort starts.
 //
 // In place (multi_gpu_sort_config::in_place, what the command uses): the sorter holds the
-// slices itself, each in a buffer of max(slice, bound) keys that then receives the destination's
-// range, and the scatter buffer, as large, is the local sort's alternate once every slot has
-// pulled its pieces out of it. A slot then needs 2 x max(slice, bound) keys, sort temp and
-// small: 32.3 GiB for 2^31 u64 keys a slot, against 64.6 GiB beside the caller's slice.
+// slices itself, each in a buffer of max(slice, bound) keys. Fused, that buffer is read by the
+// slot's own scatter only and is then the local sort's alternate; the receive buffer holds
+// bound keys. Else it receives the destination's range, and the scatter buffer, as large, is
+// the alternate once every slot has pulled its pieces out of it. Either way a slot needs about
+// 2 x max(slice, bound) keys, sort temp and small: 32.3 GiB for 2^31 u64 keys a slot, against
+// 64.6 GiB beside the caller's slice.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +57,12 @@ struct multi_gpu_sort_config {
   /// Records a destination boundary may move to keep a bucket whole; unset: the paper's
   /// default, default_padding(n, g).
   std::optional<std::uint64_t> padding;
-  /// The sorter holds the slices (slice_buffer(), filled by copy_in()) and sort_in_place()
+  /// Each source scatters its keys straight into the destinations' receive buffers, over
+  /// NVLink or PCIe peer writes, where every pair of slots reaches the other's memory: no
+  /// exchange copies. False, or where some pair cannot: the slice is laid out by destination
+  /// in a scatter buffer, and the destinations copy their pieces out of it.
+  bool fuse_exchange = true;
+  /// The sorter holds the slices (filled by copy_in()) and sort_in_place()
   /// overwrites them; see the file comment. sort() is then unavailable.
   bool in_place = false;
   /// How sort_in_place() reads the keys: a numeric key type of the key's width, ascending or
@@ -141,6 +151,9 @@ class multi_gpu_sorter {
   [[nodiscard]] const std::vector<int>& devices() const noexcept;
   [[nodiscard]] std::size_t slots() const noexcept;
   [[nodiscard]] std::uint32_t key_bytes() const noexcept;
+  /// Whether the sources scatter straight into the destinations (fuse_exchange, and every
+  /// pair of slots reaches the other's memory).
+  [[nodiscard]] bool fused() const noexcept;
 
   /// Device memory each slot needs to sort slices of these sizes (one entry per slot), before
   /// anything is allocated. Queries CUB on each slot's device.

@@ -2,8 +2,9 @@
 // {0}, {0,0}, {0,0,0} (one GPU plays every slot, exchange included) and, with two GPUs, {0,1}
 // and {1,0}; uniform, AND-ed, all-equal, Zipf, sorted and few-distinct keys; sizes 0, 1, small
 // odd ones, up to 2^26; uneven slices, empty ones included. Every destination must hold at
-// most the plan's bound. In place (the command's exchange sort): every numeric key type in
-// both orders, copied in and out in pieces. GPUSORT_TEST_SEED replays a failure.
+// most the plan's bound. Scattered straight into the destinations (fused) and through a
+// scatter buffer. In place (the command's exchange sort): every numeric key type in both
+// orders, copied in and out in pieces. GPUSORT_TEST_SEED replays a failure.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +90,7 @@ std::vector<std::vector<int>> device_lists() {
 struct options {
   unsigned digit_bits = 8;
   std::optional<std::uint64_t> padding;
+  bool fuse = true;  ///< multi_gpu_sort_config::fuse_exchange
 };
 
 /// Sorts slices of `sizes` keys (on `devices`) with a fresh sorter, or with `reuse`, and
@@ -105,6 +107,7 @@ void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t
   config.key = sizeof(Word) == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
   config.digit_bits = o.digit_bits;
   config.padding = o.padding;
+  config.fuse_exchange = o.fuse;
   std::optional<gpu::multi_gpu_sorter> own;
   if (reuse == nullptr) own.emplace(devices, config);
   gpu::multi_gpu_sorter& sorter = reuse != nullptr ? *reuse : *own;
@@ -128,8 +131,12 @@ void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t
 
   const std::vector<gpu::multi_gpu_memory> memory = sorter.memory(sizes);
   ASSERT_EQ(memory.size(), devices.size());
+  // One GPU in every slot reaches its own memory: fused unless asked not to.
+  if (reuse == nullptr && std::all_of(devices.begin(), devices.end(),
+                                      [&](int id) { return id == devices[0]; }))
+    EXPECT_EQ(sorter.fused(), o.fuse);
   for (std::size_t i = 0; i < devices.size(); ++i)
-    EXPECT_GE(memory[i].scatter, sizes[i] * sizeof(Word));
+    if (!sorter.fused()) EXPECT_GE(memory[i].scatter, sizes[i] * sizeof(Word));
 
   const gpu::multi_gpu_result result = sorter.sort(slices);
   ASSERT_EQ(result.ranges.size(), devices.size());
@@ -163,10 +170,13 @@ using words = ::testing::Types<std::uint32_t, std::uint64_t>;
 TYPED_TEST_SUITE(multi_gpu_sort_test, words);
 
 TYPED_TEST(multi_gpu_sort_test, EveryDistributionOnEveryDeviceList) {
+  // Scattered straight into the destinations, and laid out first, then copied.
   const std::uint64_t seed = base_seed();
-  for (const std::vector<int>& devices : device_lists())
-    for (const dist d : all_dists)
-      check_sort<TypeParam>(devices, even_split(100'003, devices.size()), d, seed);
+  for (const bool fuse : {true, false})
+    for (const std::vector<int>& devices : device_lists())
+      for (const dist d : all_dists)
+        check_sort<TypeParam>(devices, even_split(100'003, devices.size()), d, seed,
+                              {8, std::nullopt, fuse});
 }
 
 TYPED_TEST(multi_gpu_sort_test, SmallAndOddSizes) {
@@ -235,15 +245,18 @@ TYPED_TEST(multi_gpu_sort_test, Large) {
 /// normalized key: the bytes must match exactly.
 template <typename Word>
 void check_in_place(const std::vector<int>& devices, const std::vector<std::uint64_t>& sizes,
-                    dist d, key_type type, bool descending, std::uint64_t seed) {
+                    dist d, key_type type, bool descending, std::uint64_t seed,
+                    bool fuse = true) {
   std::string sizes_text;
   for (const std::uint64_t s : sizes) sizes_text += std::to_string(s) + " ";
   SCOPED_TRACE("in place, devices " + device_list_text(devices) + ", slices " + sizes_text +
                name_of(d) + ", type " + std::to_string(static_cast<int>(type)) +
-               (descending ? " desc" : " asc") + ", seed " + std::to_string(seed));
+               (descending ? " desc" : " asc") + (fuse ? "" : ", not fused") + ", seed " +
+               std::to_string(seed));
   gpu::multi_gpu_sort_config config;
   config.key = sizeof(Word) == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
   config.in_place = true;
+  config.fuse_exchange = fuse;
   config.type = type;
   config.descending = descending;
   gpu::multi_gpu_sorter sorter(devices, config);
@@ -254,8 +267,14 @@ void check_in_place(const std::vector<int>& devices, const std::vector<std::uint
   std::vector<Word> expected;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     EXPECT_EQ(memory[i].alternate, 0u);
-    EXPECT_EQ(memory[i].scatter, memory[i].receive);
-    EXPECT_GE(memory[i].receive, sizes[i] * sizeof(Word));
+    // The slice's buffer: the scatter buffer when fused, else the receive buffer.
+    if (sorter.fused()) {
+      EXPECT_GE(memory[i].scatter, sizes[i] * sizeof(Word));
+      EXPECT_GE(memory[i].scatter, memory[i].receive);
+    } else {
+      EXPECT_EQ(memory[i].scatter, memory[i].receive);
+      EXPECT_GE(memory[i].receive, sizes[i] * sizeof(Word));
+    }
     gpu::device_buffer scratch(std::max<std::uint64_t>(1, sizes[i]) * sizeof(Word), devices[i]);
     std::vector<Word> host(sizes[i]);
     {
@@ -303,7 +322,8 @@ void check_in_place(const std::vector<int>& devices, const std::vector<std::uint
   EXPECT_TRUE(mismatch.first == got.end())
       << "first difference at key " << (mismatch.first - got.begin()) << " of " << got.size();
   // Past the slice or the range: refused.
-  EXPECT_THROW(sorter.copy_in(0, memory[0].receive, {reinterpret_cast<std::byte*>(got.data()), 1}),
+  const std::uint64_t slice_bytes = sorter.fused() ? memory[0].scatter : memory[0].receive;
+  EXPECT_THROW(sorter.copy_in(0, slice_bytes, {reinterpret_cast<std::byte*>(got.data()), 1}),
                gpusort::error);
   if (!result.ranges.empty())
     EXPECT_THROW(sorter.copy_out(result.ranges[0], result.ranges[0].records * sizeof(Word),
@@ -321,8 +341,9 @@ TYPED_TEST(multi_gpu_sort_test, InPlaceEveryKeyTypeAndOrder) {
     for (const key_type type : types)
       for (const bool descending : {false, true})
         for (const dist d : {dist::uniform, dist::equal, dist::zipf, dist::few})
-          check_in_place<TypeParam>(devices, even_split(150'001, devices.size()), d, type,
-                                    descending, seed);
+          for (const bool fuse : {true, false})
+            check_in_place<TypeParam>(devices, even_split(150'001, devices.size()), d, type,
+                                      descending, seed, fuse);
 }
 
 TYPED_TEST(multi_gpu_sort_test, InPlaceSmallUnevenAndLarge) {
@@ -335,6 +356,7 @@ TYPED_TEST(multi_gpu_sort_test, InPlaceSmallUnevenAndLarge) {
   check_in_place<TypeParam>({0, 0}, even_split(n, 2), dist::and3, type, false, seed);
   if (gpu::device_count() >= 2) {
     check_in_place<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, type, true, seed);
+    check_in_place<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, type, true, seed, false);
     check_in_place<TypeParam>({1, 0}, {n, 0}, dist::zipf, type, false, seed);
   }
 }

@@ -11,7 +11,8 @@
 # the file, each GPU's share is one chunk]
 # Environment: E2E_CASES, "DEVICES BUDGET" pairs separated by "|" (default: one GPU within
 # GPU_MEMORY, every GPU within it, one GPU with all its memory, then the first two again);
-# FLOOR_REPEAT (1) I/O floor runs; SKIP, a list of stages left out (p2p, multi, e2e);
+# FLOOR_REPEAT (1) I/O floor runs; SKIP, a list of stages left out (p2p, multi, e2e, more:
+# the tests after the file, skewed: the skewed device-resident sorts);
 # FIRST="tests" runs FIRST_TESTS (default: multi_gpu_sort_test, the exchange cases of
 # gpu_sort_file_test, gpu_run_formation_test; TEST=FILTER runs a gtest filter) before the
 # bandwidth and the device-resident sort.
@@ -137,10 +138,12 @@ if wanted e2e && room 60 "end to end $size"; then
   cat "$out/e2e.log" "$out/e2e.csv"
 fi
 
-say "more tests"
-[ "${FIRST:-}" = tests ] || run_tests multi_gpu_sort_test
-run_tests gpu_range_sort_test
-if wanted multi && room 40 "skewed multi-GPU sorts"; then
+if wanted more; then
+  say "more tests"
+  [ "${FIRST:-}" = tests ] || run_tests multi_gpu_sort_test
+  run_tests gpu_range_sort_test
+fi
+if wanted skewed && room 40 "skewed multi-GPU sorts"; then
   for dist in and3 zipf equal; do
     room 15 "$dist" || break
     timeout 60 "$bin/gpusort-bench-multi-gpu" --devices "$all" --keys 2G --key u64 --dist "$dist" \

@@ -37,6 +37,7 @@ struct options {
   int repeat = 5;
   int warmup = 1;
   bool only_all = false;  // only g = every slot (skip 1..g-1)
+  bool fuse = true;       // multi_gpu_sort_config::fuse_exchange
 };
 
 test::key_distribution parse_dist(const std::string& text) {
@@ -113,11 +114,15 @@ void run_slots(const options& o, const std::vector<int>& devices, double& one_sl
   gpu::multi_gpu_sort_config config;
   config.key = o.key;
   config.digit_bits = o.digit_bits;
+  config.fuse_exchange = o.fuse;
   gpu::multi_gpu_sorter sorter(devices, config);
   const std::vector<gpu::multi_gpu_memory> memory = sorter.memory(sizes);
   for (std::size_t i = 0; i < g; ++i)
-    std::fprintf(stderr, "%s: g=%zu slot %zu (GPU %d): %s of device memory beside the slice\n",
-                 tool_name, g, i, devices[i], format_bytes(memory[i].total()).c_str());
+    std::fprintf(stderr,
+                 "%s: g=%zu slot %zu (GPU %d): %s of device memory beside the slice, %s\n",
+                 tool_name, g, i, devices[i], format_bytes(memory[i].total()).c_str(),
+                 sorter.fused() ? "scattered into the destinations"
+                                : "scattered locally, then copied");
   sorter.reserve(sizes);
 
   std::vector<double> hist, plan, scatter, exchange, local, total;
@@ -185,6 +190,8 @@ int main(int argc, char** argv) try {
        "uniform (default), andQ, equal, zipf, sorted, reverse")
       ("digit-bits", po::value<unsigned>()->value_name("B"), "bits per histogram pass (8)")
       ("only-all", "time only all slots of --devices, not 1..g-1 too")
+      ("no-fuse", "scatter into a local buffer and copy the pieces after, even where the GPUs "
+                  "reach each other's memory")
       ("repeat", po::value<int>()->value_name("N"), "timed sorts, median reported (default 5)")
       ("warmup", po::value<int>()->value_name("N"), "untimed sorts first (default 1)")
       ("help", "print this help and exit")
@@ -205,6 +212,7 @@ int main(int argc, char** argv) try {
   if (vm->count("dist")) o.dist = parse_dist((*vm)["dist"].as<std::string>());
   if (vm->count("digit-bits")) o.digit_bits = (*vm)["digit-bits"].as<unsigned>();
   o.only_all = vm->count("only-all") != 0;
+  o.fuse = vm->count("no-fuse") == 0;
   if (vm->count("repeat")) o.repeat = (*vm)["repeat"].as<int>();
   if (vm->count("warmup")) o.warmup = (*vm)["warmup"].as<int>();
   GPUSORT_EXPECTS(o.repeat > 0 && o.warmup >= 0, "--repeat must be > 0, --warmup >= 0");
