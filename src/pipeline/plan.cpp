@@ -377,8 +377,9 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                            " GPUs hold it together (up to " +
                            std::to_string(gpu.exchange_records) + " records): each reads an " +
                            "equal share, the keys are partitioned across them by their top " +
-                           "bits, peer to peer, and each GPU's key range is sorted there and " +
-                           "written at its place in the output (no runs, no merge)");
+                           "bits, each key written into the GPU that sorts it, and each GPU's " +
+                           "key range is sorted there and written at its place in the output " +
+                           "(no runs, no merge)");
         plan.layout.resident_bytes = plan.budget_bytes;
         plan.layout.single_run = false;
         plan.why.push_back(plan.output.why);
