@@ -369,8 +369,9 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     } else {
       const std::string runs_words = size_words + " exceeds one GPU chunk of " +
                                      std::to_string(gpu.one_chunk()) + " records: ";
+      // The exchange sorts with Onesweep: --algorithm hrs asks for the chunks of the shares.
       if (plan.devices.size() > 1 && input_bytes && records <= gpu.exchange_records &&
-          options.merge != merge_location::host) {
+          options.merge != merge_location::host && options.algo != algorithm::hrs) {
         plan.how = strategy::gpu_exchange;
         plan.sort_devices = plan.devices;
         plan.why.push_back(runs_words + "the " + std::to_string(plan.devices.size()) +

@@ -394,6 +394,10 @@ TEST(MakePlan, GpusThatHoldTheInputTogetherSortItByExchange) {
   sort_options host_merge = u64_options();
   host_merge.merge = merge_location::host;
   EXPECT_EQ(make_plan(16 * GiB, host_merge, facts).how, strategy::gpu_runs);
+  // --algorithm hrs asks for the hybrid radix sort; the exchange sorts with Onesweep.
+  sort_options hrs = u64_options();
+  hrs.algo = algorithm::hrs;
+  EXPECT_NE(make_plan(16 * GiB, hrs, facts).how, strategy::gpu_exchange);
   // A stream's size is unknown: its runs.
   EXPECT_NE(make_plan(std::nullopt, u64_options(), facts).how, strategy::gpu_exchange);
   // One GPU selected: the probe leaves exchange_records at 0.
