@@ -1,10 +1,12 @@
 // Strategy gpu_exchange (issue 12 item 2, after RMG sort): an input of key-only records that
 // the selected GPUs hold together, though not one of them alone. Each GPU reads an equal share
 // of the file into its own memory; gpu::multi_gpu_sorter partitions the keys by their top bits
-// across the GPUs, peer to peer, and sorts each GPU's key range where it landed; each range then
-// goes from its GPU straight to its final offset in the output. No runs, no merge.
+// across the GPUs, writing each into the GPU that sorts it, and sorts each GPU's key range
+// there; each range then goes from its GPU straight to its final offset in the output. No
+// runs, no merge.
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -48,7 +50,7 @@ void load_share(const io::input_source& input, const gpu_share& share, std::size
     const std::unique_ptr<std::byte, std::function<void(std::byte*)>> held(
         got.data, [&staging](std::byte* p) { staging.release(p); });
     check_stop(stop);
-    trace_recorder::scope timer(trace, "h2d", got.bytes);
+    trace_recorder::scope timer(trace, "H2D", got.bytes);
     sorter.copy_in(slot, at, {got.data, got.bytes});
     at += got.bytes;
   }
@@ -72,7 +74,7 @@ void store_range(const gpu::multi_gpu_range& range, std::uint64_t out_at,
       std::byte* p = staging.acquire();
       GPUSORT_EXPECTS(p != nullptr, "exchange sort: the output staging was closed");
       try {
-        trace_recorder::scope timer(trace, "d2h", len);
+        trace_recorder::scope timer(trace, "D2H", len);
         sorter.copy_out(range, at, {p, len});
       } catch (...) {
         staging.release(p);
