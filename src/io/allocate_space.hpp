@@ -16,7 +16,8 @@ namespace gpusort::io {
 struct space_watch {
   /// posix_fallocate's result: 0, or an errno value.
   std::function<int()> allocate;
-  /// Bytes free on the filesystem now (0 when unknown: nothing to wait for).
+  /// Bytes free on the filesystem now; 0 when unknown, which never grows, so that the
+  /// allocation fails once `patience` has passed.
   std::function<std::uint64_t()> free_bytes;
   /// Between two looks at the free space.
   std::chrono::milliseconds poll{50};
