@@ -44,6 +44,12 @@ class buffer_pool : public piece_buffers {
     }
     cv_.notify_all();
   }
+  /// Hands buffers out again after close() (a reader closes its pool as it ends), for a
+  /// next use of the same buffers once every one is back.
+  void reopen() {
+    std::lock_guard lock(mutex_);
+    closed_ = false;
+  }
   [[nodiscard]] std::size_t free_count() {
     std::lock_guard lock(mutex_);
     return free_.size();

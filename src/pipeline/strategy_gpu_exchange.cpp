@@ -111,19 +111,15 @@ strategy_result sort_by_exchange(const sort_context& ctx) {
     slice_records[i] = (shares[i].end - shares[i].begin) / format.record_size;
   }
 
-  // Pinning (~85 ms per GiB) overlaps the device setup, for the way out the reading. Each way
-  // has its own pools: a reader closes its pool when it ends.
+  // Pinning (~85 ms per GiB) overlaps the device setup. The same buffers carry each GPU's
+  // share in and its range out.
   const std::size_t staging_bytes = staging_size(total_bytes / g);
-  auto pin_each = [&] {
-    std::vector<std::future<std::shared_ptr<staging_pool>>> pinning(g);
-    for (std::size_t i = 0; i < g; ++i)
-      pinning[i] = std::async(std::launch::async, [&, i] {
-        trace_recorder::scope timer(ctx.trace, "pin", staging_buffers * staging_bytes);
-        return std::make_shared<staging_pool>(staging_buffers, staging_bytes, devices[i]);
-      });
-    return pinning;
-  };
-  std::vector<std::future<std::shared_ptr<staging_pool>>> pinning = pin_each();
+  std::vector<std::future<std::shared_ptr<staging_pool>>> pinning(g);
+  for (std::size_t i = 0; i < g; ++i)
+    pinning[i] = std::async(std::launch::async, [&, i] {
+      trace_recorder::scope timer(ctx.trace, "pin", staging_buffers * staging_bytes);
+      return std::make_shared<staging_pool>(staging_buffers, staging_bytes, devices[i]);
+    });
   gpu::multi_gpu_sort_config config;
   config.key = format.record_size == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
   config.in_place = true;
@@ -137,13 +133,13 @@ strategy_result sort_by_exchange(const sort_context& ctx) {
   }
   std::vector<std::shared_ptr<staging_pool>> staging(g);
   for (std::size_t i = 0; i < g; ++i) staging[i] = pinning[i].get();
-  pinning = pin_each();
 
   detail::each_until_failure(g, [&](std::size_t i, const std::atomic<bool>& stop) {
     trace_recorder::scope timer(ctx.trace, "load", shares[i].end - shares[i].begin);
     load_share(ctx.input, shares[i], i, *sorter, *staging[i], stop, ctx.trace);
   });
-  for (std::size_t i = 0; i < g; ++i) staging[i] = pinning[i].get();
+  // Every buffer is back: the readers are gone, their pieces released.
+  for (const std::shared_ptr<staging_pool>& pool : staging) pool->reopen();
   gpu::multi_gpu_result sorted;
   {
     trace_recorder::scope timer(ctx.trace, "exchange sort", total_bytes);

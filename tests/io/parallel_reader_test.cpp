@@ -113,6 +113,12 @@ TEST(ParallelReader, StoppingEarlyReturnsTheBuffers) {
     buffers.release(p.data);
   }  // 255 pieces never taken
   EXPECT_EQ(buffers.free_count(), 3u);
+  // The reader closed the pool as it ended; reopened, the same buffers serve again.
+  EXPECT_EQ(buffers.acquire(), nullptr);
+  buffers.reopen();
+  std::byte* again = buffers.acquire();
+  EXPECT_NE(again, nullptr);
+  buffers.release(again);
 }
 
 TEST(ParallelReader, ReportsAFileThatShrank) {
