@@ -17,6 +17,13 @@ inline constexpr unsigned block_warps = block_threads / warp;
 /// segments mean smaller count arrays, smaller ones more parallelism on small slices.
 inline constexpr unsigned segment_rounds = 64;
 inline constexpr unsigned segment_keys = warp * segment_rounds;
+/// Rounds of a segment whose keys a lane loads before it handles the first: loads in flight.
+/// The scatter stages that many rounds of a warp in shared memory (batch_keys keys).
+inline constexpr unsigned batch_rounds = 8;
+inline constexpr unsigned batch_keys = warp * batch_rounds;
+static_assert(segment_rounds % batch_rounds == 0, "a segment is whole batches");
+/// Keys per thread of one histogram tile, loaded before the first is counted.
+inline constexpr unsigned histogram_items = 8;
 /// Histogram counters kept per block in shared memory (32 KiB); more go to global atomics.
 inline constexpr unsigned shared_histogram_counters = 8192;
 
@@ -110,18 +117,30 @@ __global__ void __launch_bounds__(block_threads)
     for (unsigned i = threadIdx.x; i < counters; i += blockDim.x) s_counts[i] = 0;
     __syncthreads();
   }
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  // A block takes tiles of histogram_items keys per thread: all of a thread's loads are issued
+  // before the first is counted (one load at a time left the pass at a third of HBM speed).
   // Whole warps iterate together so that equal counters are added once per warp (skewed keys
   // would otherwise serialize on one address).
-  const std::uint64_t first = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  const std::uint64_t rounds_end = (n + stride - 1) / stride * stride;
-  for (std::uint64_t i = first; i < rounds_end; i += stride) {
-    const int slot = i < n ? histogram_slot(keys[i], p) : -1;
-    const unsigned peers = __match_any_sync(0xffffffffu, slot);
-    if (slot >= 0 && (peers & lanemask_lt()) == 0) {
-      const unsigned add = __popc(peers);
-      if (use_shared) atomicAdd(&s_counts[slot], add);
-      else atomicAdd(&d_counts[slot], static_cast<unsigned long long>(add));
+  constexpr std::uint64_t tile = std::uint64_t{block_threads} * histogram_items;
+  const std::uint64_t tiles = (n + tile - 1) / tile;
+  for (std::uint64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const std::uint64_t first = t * tile + threadIdx.x;
+    Word word[histogram_items];
+#pragma unroll
+    for (unsigned j = 0; j < histogram_items; ++j) {
+      const std::uint64_t i = first + std::uint64_t{j} * block_threads;
+      word[j] = i < n ? keys[i] : Word{0};
+    }
+#pragma unroll
+    for (unsigned j = 0; j < histogram_items; ++j) {
+      const std::uint64_t i = first + std::uint64_t{j} * block_threads;
+      const int slot = i < n ? histogram_slot(word[j], p) : -1;
+      const unsigned peers = __match_any_sync(0xffffffffu, slot);
+      if (slot >= 0 && (peers & lanemask_lt()) == 0) {
+        const unsigned add = __popc(peers);
+        if (use_shared) atomicAdd(&s_counts[slot], add);
+        else atomicAdd(&d_counts[slot], static_cast<unsigned long long>(add));
+      }
     }
   }
   if (use_shared) {
@@ -147,26 +166,68 @@ __global__ void __launch_bounds__(block_threads)
   for (unsigned c = lane; c <= classes; c += warp) s_counts[w][c] = 0;
   __syncwarp();
   const std::uint64_t base = segment * segment_keys;
-  for (unsigned r = 0; r < segment_rounds; ++r) {
-    const std::uint64_t i = base + r * warp + lane;
-    const unsigned c = i < n ? class_of(keys[i], p) : classes;
-    const unsigned peers = __match_any_sync(0xffffffffu, c);
-    if ((peers & lanemask_lt()) == 0) s_counts[w][c] += __popc(peers);
-    __syncwarp();
+  for (unsigned r0 = 0; r0 < segment_rounds; r0 += batch_rounds) {
+    Word key[batch_rounds];
+#pragma unroll
+    for (unsigned j = 0; j < batch_rounds; ++j) {
+      const std::uint64_t i = base + (r0 + j) * warp + lane;
+      key[j] = i < n ? keys[i] : Word{0};
+    }
+#pragma unroll
+    for (unsigned j = 0; j < batch_rounds; ++j) {
+      const std::uint64_t i = base + (r0 + j) * warp + lane;
+      const unsigned c = i < n ? class_of(key[j], p) : classes;
+      const unsigned peers = __match_any_sync(0xffffffffu, c);
+      if ((peers & lanemask_lt()) == 0) s_counts[w][c] += __popc(peers);
+      __syncwarp();
+    }
   }
   for (unsigned c = lane; c < classes; c += warp)
     d_counts[std::uint64_t{c} * segments + segment] = s_counts[w][c];
 }
 
+/// Exclusive prefix sums of counts[0..entries) into starts[0..entries], by one warp (entries
+/// at most max_classes + 1).
+__device__ inline void warp_exclusive_scan(const unsigned* counts, unsigned* starts,
+                                           unsigned entries, unsigned lane) {
+  constexpr unsigned per_lane = (max_classes + 1 + warp - 1) / warp;
+  const unsigned begin = lane * per_lane;
+  unsigned own = 0;
+  for (unsigned k = 0; k < per_lane; ++k)
+    if (begin + k < entries) own += counts[begin + k];
+  unsigned inclusive = own;
+  for (unsigned d = 1; d < warp; d *= 2) {
+    const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += up;
+  }
+  unsigned running = inclusive - own;
+  for (unsigned k = 0; k < per_lane; ++k) {
+    if (begin + k < entries) {
+      starts[begin + k] = running;
+      running += counts[begin + k];
+    }
+  }
+  if (lane == warp - 1) starts[entries] = inclusive;
+}
+
 /// Writes each key to its class's region, segments in order and keys of a segment in order:
 /// a stable partition of the slice by class, cut into `out`'s pieces. d_offsets: the exclusive
 /// scan of class_count's counts.
+///
+/// A warp stages batch_rounds rounds of its segment in shared memory, grouped by class, and
+/// then writes each class's keys as one contiguous run: stores of whole lines, which matters
+/// most where a piece lies on a peer GPU and every store crosses NVLink.
 template <typename Word>
 __global__ void __launch_bounds__(block_threads)
     class_scatter_kernel(const Word* keys, std::uint64_t n, class_params<Word> p,
                          std::uint64_t segments, const unsigned long long* d_offsets,
                          piece_params<Word> out) {
   __shared__ unsigned long long s_next[block_warps][max_classes + 1];
+  __shared__ unsigned s_count[block_warps][max_classes + 1];      // + 1: lanes past the end
+  __shared__ unsigned s_start[block_warps][max_classes + 2];
+  __shared__ Word s_keys[block_warps][batch_keys];
+  __shared__ unsigned char s_class[block_warps][batch_keys];
+  static_assert(max_classes <= 256, "a staged key's class is kept in one byte");
   const unsigned lane = threadIdx.x % warp;
   const unsigned w = threadIdx.x / warp;
   const std::uint64_t segment = std::uint64_t{blockIdx.x} * block_warps + w;
@@ -174,18 +235,52 @@ __global__ void __launch_bounds__(block_threads)
   const unsigned classes = p.count + 1;
   for (unsigned c = lane; c < classes; c += warp)
     s_next[w][c] = d_offsets[std::uint64_t{c} * segments + segment];
+  for (unsigned c = lane; c <= classes; c += warp) s_count[w][c] = 0;
   __syncwarp();
   const std::uint64_t base = segment * segment_keys;
-  for (unsigned r = 0; r < segment_rounds; ++r) {
-    const std::uint64_t i = base + r * warp + lane;
-    const bool valid = i < n;
-    const Word key = valid ? keys[i] : Word{0};
-    const unsigned c = valid ? class_of(key, p) : classes;
-    const unsigned peers = __match_any_sync(0xffffffffu, c);
-    const unsigned rank = __popc(peers & lanemask_lt());
-    if (valid) *piece_address(s_next[w][c] + rank, out) = key;
-    __syncwarp();  // every lane has read s_next before the leader moves it on
-    if (valid && rank == 0) s_next[w][c] += __popc(peers);
+  for (unsigned r0 = 0; r0 < segment_rounds; r0 += batch_rounds) {
+    Word key[batch_rounds];
+    unsigned cls[batch_rounds];
+    unsigned rank[batch_rounds];
+#pragma unroll
+    for (unsigned j = 0; j < batch_rounds; ++j) {
+      const std::uint64_t i = base + (r0 + j) * warp + lane;
+      key[j] = i < n ? keys[i] : Word{0};
+    }
+    // Rank of each key among the batch's keys of its class, in input order.
+#pragma unroll
+    for (unsigned j = 0; j < batch_rounds; ++j) {
+      const std::uint64_t i = base + (r0 + j) * warp + lane;
+      cls[j] = i < n ? class_of(key[j], p) : classes;
+      const unsigned peers = __match_any_sync(0xffffffffu, cls[j]);
+      const unsigned before = peers & lanemask_lt();
+      rank[j] = s_count[w][cls[j]] + __popc(before);
+      __syncwarp();  // every lane has read the count before the leader moves it on
+      if (before == 0) s_count[w][cls[j]] += __popc(peers);
+      __syncwarp();
+    }
+    // Keys past the end (class `classes`) come last and are not written.
+    warp_exclusive_scan(s_count[w], s_start[w], classes + 1, lane);
+    __syncwarp();
+#pragma unroll
+    for (unsigned j = 0; j < batch_rounds; ++j) {
+      if (cls[j] < classes) {
+        const unsigned at = s_start[w][cls[j]] + rank[j];
+        s_keys[w][at] = key[j];
+        s_class[w][at] = static_cast<unsigned char>(cls[j]);
+      }
+    }
+    __syncwarp();
+    const unsigned staged = s_start[w][classes];
+    for (unsigned q = lane; q < staged; q += warp) {
+      const unsigned c = s_class[w][q];
+      *piece_address(s_next[w][c] + (q - s_start[w][c]), out) = s_keys[w][q];
+    }
+    __syncwarp();
+    for (unsigned c = lane; c <= classes; c += warp) {
+      if (c < classes) s_next[w][c] += s_count[w][c];
+      s_count[w][c] = 0;
+    }
     __syncwarp();
   }
 }

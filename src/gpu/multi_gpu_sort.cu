@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_memory.cuh"
 #include "gpu/dispatch.cuh"
+#include "gpu/hrs/hrs_dispatch.cuh"
 #include "gpu/multi_gpu_kernels.cuh"
 #include "gpu/multi_gpu_sort.hpp"
 #include "gpu/onesweep_dispatch.cuh"
@@ -68,6 +69,8 @@ struct multi_gpu_sorter::impl {
     device_buffer scatter, receive, alternate, sort_temp, histogram, seg_counts, seg_offsets,
         scan_temp;
     pinned_buffer h_histogram;
+    /// The hybrid radix sort's launch shapes on this device (local_algorithm hrs).
+    hrs::device_shapes hrs_shapes;
   };
 
   std::vector<int> devices;
@@ -132,7 +135,8 @@ namespace {
 /// `bound` keys; CUB is asked on the current device.
 template <typename Word>
 multi_gpu_memory slot_memory(std::uint64_t slice, std::uint64_t bound, std::size_t g,
-                             unsigned digit_bits, bool in_place, bool fused) {
+                             unsigned digit_bits, bool in_place, bool fused,
+                             chunk_algorithm local) {
   multi_gpu_memory m;
   if (in_place && fused) {
     // The slice lies in the scatter buffer, which is the sort's alternate once scattered.
@@ -151,8 +155,13 @@ multi_gpu_memory slot_memory(std::uint64_t slice, std::uint64_t bound, std::size
     m.receive = aligned(bound * sizeof(Word));
     m.alternate = m.receive;
   }
+  int device = 0;
+  GPUSORT_CUDA_TRY(cudaGetDevice(&device));
   m.sort_temp =
-      aligned(detail::onesweep_keys_temp_bytes<Word>(static_cast<std::uint32_t>(bound)));
+      local == chunk_algorithm::hrs
+          ? aligned(hrs::workspace_bytes<Word, hrs::no_value>(bound, hrs::tuning{},
+                                                               hrs::compute_capability(device)))
+          : aligned(detail::onesweep_keys_temp_bytes<Word>(static_cast<std::uint32_t>(bound)));
   const std::uint64_t class_counters = max_classes(g) * segments_of(slice);
   std::size_t scan_bytes = 0;
   GPUSORT_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
@@ -189,7 +198,7 @@ std::vector<multi_gpu_memory> multi_gpu_sorter::impl::memory(
   for (std::size_t i = 0; i < g; ++i)
     out[i] = on_slot(i, "workspace size", [&] {
       return slot_memory<Word>(slice_records[i], bound, g, config.digit_bits, config.in_place,
-                               fused);
+                               fused, config.local_algorithm);
     });
   return out;
 }
@@ -248,11 +257,10 @@ std::vector<std::vector<std::uint64_t>> multi_gpu_sorter::impl::histograms(
       GPUSORT_CUDA_TRY(cudaMemsetAsync(d_counts, 0, counters * 8, sl.s.get()));
       const std::uint64_t n = slices[i].records;
       if (n != 0) {
-        // Enough blocks to fill an H100/H200 several times over; each block flushes its
-        // shared counters once, so more blocks would only add global atomics.
-        const std::uint64_t blocks =
-            std::min<std::uint64_t>(1024, (n + mg::block_threads * 16 - 1) /
-                                              (mg::block_threads * 16));
+        // Enough blocks to fill an H100/H200; each block flushes its shared counters once,
+        // so more blocks would only add global atomics.
+        constexpr std::uint64_t tile = std::uint64_t{mg::block_threads} * mg::histogram_items;
+        const std::uint64_t blocks = std::min<std::uint64_t>(1024, (n + tile - 1) / tile);
         mg::histogram_kernel<Word><<<static_cast<unsigned>(blocks), mg::block_threads,
                                      use_shared ? counters * sizeof(unsigned) : 0, sl.s.get()>>>(
             static_cast<const Word*>(slices[i].d_keys), n, p, d_counts, use_shared);
@@ -445,11 +453,17 @@ void multi_gpu_sorter::impl::local_sort(std::size_t d, const partition_plan& pla
           GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.s.get(), slots[e].exchange_end.get(), 0));
     }
     bool in_alternate = false;
-    if (records > 1)
+    if (records > 1 && config.local_algorithm == chunk_algorithm::hrs) {
+      Word* const keys[2] = {current, alternate};
+      hrs::no_value* const values[2] = {nullptr, nullptr};
+      hrs::sort<Word, hrs::no_value>(sl.hrs_shapes, hrs::tuning{}, keys, values, records,
+                                     sl.sort_temp.data(), sl.sort_temp.size(), sl.s.get());
+    } else if (records > 1) {
       in_alternate = detail::onesweep_sort_keys<Word>(sl.sort_temp.data(), sl.sort_temp.size(),
                                                       current, alternate,
                                                       static_cast<std::uint32_t>(records),
                                                       sl.s.get());
+    }
     sl.sort_end.record(sl.s.get());
     range.slot = d;
     range.device = devices[d];
@@ -555,6 +569,8 @@ multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sor
                       std::to_string(multi_gpu_max_slots));
   GPUSORT_EXPECTS(config.digit_bits >= min_digit_bits && config.digit_bits <= max_digit_bits,
                   "multi-GPU sort: digit_bits " + std::to_string(config.digit_bits));
+  GPUSORT_EXPECTS(config.local_algorithm != chunk_algorithm::automatic,
+                  "multi-GPU sort: the local sort is onesweep or hrs, chosen by the caller");
   // The widest refinement pass must fit the histogram kernel's bucket table.
   static_assert(multi_gpu_max_slots - 1 <= mg::max_pending);
   static_assert(2 * multi_gpu_max_slots - 1 <= mg::max_classes);
@@ -575,6 +591,10 @@ multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sor
       sl.sort_end = event(sl.device, true);
       sl.scattered = event(sl.device, false);
       sl.h_histogram = pinned_buffer(max_histogram_counters(g, config.digit_bits) * 8, sl.device);
+      if (config.local_algorithm == chunk_algorithm::hrs)
+        sl.hrs_shapes = config.key == multi_gpu_key::u32
+                            ? hrs::prepare<std::uint32_t, hrs::no_value>(sl.device, hrs::tuning{})
+                            : hrs::prepare<std::uint64_t, hrs::no_value>(sl.device, hrs::tuning{});
     });
   }
   m.peer.assign(g, std::vector<bool>(g, false));
@@ -691,7 +711,7 @@ bool exchange_supports(const record_format& format) noexcept {
 }
 
 std::uint64_t exchange_slot_bytes(std::uint64_t records, std::uint32_t key_bytes,
-                                  std::size_t slots, int device) {
+                                  std::size_t slots, int device, chunk_algorithm local) {
   GPUSORT_EXPECTS(slots >= 1 && (key_bytes == 4 || key_bytes == 8),
                   "multi-GPU sort: " + std::to_string(slots) + " slots of " +
                       std::to_string(key_bytes) + "-byte keys");
@@ -701,8 +721,9 @@ std::uint64_t exchange_slot_bytes(std::uint64_t records, std::uint32_t key_bytes
   const unsigned digit_bits = multi_gpu_sort_config{}.digit_bits;
   device_guard guard(device);
   const multi_gpu_memory m =
-      key_bytes == 4 ? slot_memory<std::uint32_t>(slice, bound, slots, digit_bits, true, false)
-                     : slot_memory<std::uint64_t>(slice, bound, slots, digit_bits, true, false);
+      key_bytes == 4
+          ? slot_memory<std::uint32_t>(slice, bound, slots, digit_bits, true, false, local)
+          : slot_memory<std::uint64_t>(slice, bound, slots, digit_bits, true, false, local);
   return m.total();
 }
 

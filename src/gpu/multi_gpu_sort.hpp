@@ -1,7 +1,7 @@
 // Device-resident sort over several GPUs after RMG sort (issue 12 item 2): every GPU holds a
 // slice of the keys; MSD histograms → partition plan → scatter by destination, straight into
 // the destinations' memory (or into a local buffer, then peer copies) → a local sort per
-// destination. The destinations' ranges, concatenated in order, are the sorted sequence: no
+// destination (CUB Onesweep or the hybrid radix sort, multi_gpu_sort_config::local_algorithm). The destinations' ranges, concatenated in order, are the sorted sequence: no
 // merge.
 //
 // One host thread drives every GPU, one stream per slot, events between them. A slot is one
@@ -13,7 +13,8 @@
 //   scatter   the slice laid out by destination              slice records (none when fused)
 //   receive   the destination's key range                    bound records
 //   alternate the local sort's second buffer                 bound records
-//   sort temp CUB Onesweep temporary storage for bound keys
+//   sort temp the local sort's temporary storage for bound keys (Onesweep's; HRS's workspace,
+//             about 0.85 bytes a key)
 //   small     histograms and the scatter's per-segment class counts and offsets (16 bytes per
 //             class and 2048 keys: 0.3 % of a slice of u64 keys with 2 slots, 3 classes)
 // where bound = ceil(n / g) + 2 * padding (partition_plan::bound(), capped at n), n the keys
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "core/partition_plan.hpp"
+#include "gpu/chunk_algorithm.hpp"
 #include "gpusort/record_format.hpp"
 
 namespace gpusort::gpu {
@@ -70,6 +72,9 @@ struct multi_gpu_sort_config {
   /// u32 and u64 ascending need neither.
   key_type type = key_type::u64;
   bool descending = false;
+  /// How each destination sorts its range: Onesweep (CUB) or the hybrid radix sort. Equal
+  /// keys are alike in a key-only sort, so HRS's unstable order cannot be seen.
+  chunk_algorithm local_algorithm = chunk_algorithm::onesweep;
 };
 
 /// Whether the command's exchange sort (strategy gpu_exchange) takes records of `format`:
@@ -79,12 +84,14 @@ struct multi_gpu_sort_config {
 
 /**
  * Device memory per slot for an in-place sort of `records` keys of `key_bytes` each split
- * equally among `slots` slots (the default padding), on `device`: what reserve() would take
- * of each. No sorter needed; asks CUB on `device`.
+ * equally among `slots` slots (the default padding), on `device`, ranges sorted by `local`
+ * (onesweep or hrs): what reserve() would take of each. No sorter needed; asks CUB on
+ * `device`.
  * @throw gpusort::error when a destination could receive 2^32 keys or more
  */
 [[nodiscard]] std::uint64_t exchange_slot_bytes(std::uint64_t records, std::uint32_t key_bytes,
-                                                std::size_t slots, int device);
+                                                std::size_t slots, int device,
+                                                chunk_algorithm local);
 
 /// One slot's input: `records` keys at `d_keys` on the slot's device. The sort reads them only.
 struct multi_gpu_slice {

@@ -19,12 +19,16 @@ namespace gpusort::pipeline {
 namespace {
 
 /// The most records that `slots` GPUs sort together by exchange when each may use `budget`
-/// bytes (gpu::exchange_slot_bytes, asked on `device`); 0 when none fit.
+/// bytes (gpu::exchange_slot_bytes, asked on `device`) with either local sort, which the
+/// strategy picks later; 0 when none fit.
 std::uint64_t exchange_capacity(std::uint32_t key_bytes, std::size_t slots, int device,
                                 std::uint64_t budget) {
   const auto fits = [&](std::uint64_t n) {
     try {
-      return gpu::exchange_slot_bytes(n, key_bytes, slots, device) <= budget;
+      for (const gpu::chunk_algorithm local :
+           {gpu::chunk_algorithm::onesweep, gpu::chunk_algorithm::hrs})
+        if (gpu::exchange_slot_bytes(n, key_bytes, slots, device, local) > budget) return false;
+      return true;
     } catch (const error&) {
       return false;  // a destination could receive more keys than the local sort takes
     }

@@ -91,6 +91,7 @@ struct options {
   unsigned digit_bits = 8;
   std::optional<std::uint64_t> padding;
   bool fuse = true;  ///< multi_gpu_sort_config::fuse_exchange
+  gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep;  ///< ::local_algorithm
 };
 
 /// Sorts slices of `sizes` keys (on `devices`) with a fresh sorter, or with `reuse`, and
@@ -102,12 +103,14 @@ void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t
   for (const std::uint64_t s : sizes) sizes_text += std::to_string(s) + " ";
   SCOPED_TRACE("devices " + device_list_text(devices) + ", slices " + sizes_text + name_of(d) +
                ", u" + std::to_string(sizeof(Word) * 8) + ", digit_bits " +
-               std::to_string(o.digit_bits) + ", seed " + std::to_string(seed));
+               std::to_string(o.digit_bits) + ", local " + gpu::to_string(o.local) + ", seed " +
+               std::to_string(seed));
   gpu::multi_gpu_sort_config config;
   config.key = sizeof(Word) == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
   config.digit_bits = o.digit_bits;
   config.padding = o.padding;
   config.fuse_exchange = o.fuse;
+  config.local_algorithm = o.local;
   std::optional<gpu::multi_gpu_sorter> own;
   if (reuse == nullptr) own.emplace(devices, config);
   gpu::multi_gpu_sorter& sorter = reuse != nullptr ? *reuse : *own;
@@ -246,17 +249,19 @@ TYPED_TEST(multi_gpu_sort_test, Large) {
 template <typename Word>
 void check_in_place(const std::vector<int>& devices, const std::vector<std::uint64_t>& sizes,
                     dist d, key_type type, bool descending, std::uint64_t seed,
-                    bool fuse = true) {
+                    bool fuse = true,
+                    gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep) {
   std::string sizes_text;
   for (const std::uint64_t s : sizes) sizes_text += std::to_string(s) + " ";
   SCOPED_TRACE("in place, devices " + device_list_text(devices) + ", slices " + sizes_text +
                name_of(d) + ", type " + std::to_string(static_cast<int>(type)) +
-               (descending ? " desc" : " asc") + (fuse ? "" : ", not fused") + ", seed " +
-               std::to_string(seed));
+               (descending ? " desc" : " asc") + (fuse ? "" : ", not fused") + ", local " +
+               gpu::to_string(local) + ", seed " + std::to_string(seed));
   gpu::multi_gpu_sort_config config;
   config.key = sizeof(Word) == 4 ? gpu::multi_gpu_key::u32 : gpu::multi_gpu_key::u64;
   config.in_place = true;
   config.fuse_exchange = fuse;
+  config.local_algorithm = local;
   config.type = type;
   config.descending = descending;
   gpu::multi_gpu_sorter sorter(devices, config);
@@ -294,7 +299,7 @@ void check_in_place(const std::vector<int>& devices, const std::vector<std::uint
   }
   // What the planner asks of equal slices is what reserve() took.
   if (sizes[0] == (n + devices.size() - 1) / devices.size())
-    EXPECT_GE(gpu::exchange_slot_bytes(n, sizeof(Word), devices.size(), devices[0]),
+    EXPECT_GE(gpu::exchange_slot_bytes(n, sizeof(Word), devices.size(), devices[0], local),
               memory[0].total());
   const auto codec = gpusort::detail::make_key_codec<Word>(type, descending);
   std::stable_sort(expected.begin(), expected.end(), [&](Word a, Word b) {
@@ -359,6 +364,24 @@ TYPED_TEST(multi_gpu_sort_test, InPlaceSmallUnevenAndLarge) {
     check_in_place<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, type, true, seed, false);
     check_in_place<TypeParam>({1, 0}, {n, 0}, dist::zipf, type, false, seed);
   }
+}
+
+TYPED_TEST(multi_gpu_sort_test, RangesSortedByTheHybridRadixSort) {
+  // Each destination's range by HRS instead of Onesweep: past HRS's local-sort threshold (so
+  // that its scatter rounds run), on every device list, and in place with the key transforms.
+  const std::uint64_t seed = base_seed() + 9;
+  const gpu::chunk_algorithm hrs = gpu::chunk_algorithm::hrs;
+  for (const std::vector<int>& devices : device_lists())
+    for (const dist d : all_dists)
+      check_sort<TypeParam>(devices, even_split(300'007, devices.size()), d, seed,
+                            {8, std::nullopt, true, hrs});
+  const std::uint64_t n = (std::uint64_t{1} << 24) + 3;
+  const std::vector<int> pair =
+      gpu::device_count() >= 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 0};
+  check_sort<TypeParam>(pair, even_split(n, 2), dist::uniform, seed, {8, std::nullopt, true, hrs});
+  check_sort<TypeParam>(pair, even_split(n, 2), dist::and3, seed, {8, std::nullopt, false, hrs});
+  const key_type type = sizeof(TypeParam) == 4 ? key_type::f32 : key_type::i64;
+  check_in_place<TypeParam>(pair, even_split(n, 2), dist::zipf, type, true, seed, true, hrs);
 }
 
 TEST(multi_gpu_sort_config_test, ExchangeTakesKeyOnlyNumericRecords) {

@@ -38,6 +38,7 @@ struct options {
   int warmup = 1;
   bool only_all = false;  // only g = every slot (skip 1..g-1)
   bool fuse = true;       // multi_gpu_sort_config::fuse_exchange
+  gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep;  // ::local_algorithm
 };
 
 test::key_distribution parse_dist(const std::string& text) {
@@ -96,8 +97,14 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// one_slot: the total and the local sort alone of the one-slot sort, once it ran.
+struct one_slot_times {
+  double total_ms = 0;
+  double local_ms = 0;
+};
+
 template <typename Word>
-void run_slots(const options& o, const std::vector<int>& devices, double& one_slot_ms) {
+void run_slots(const options& o, const std::vector<int>& devices, one_slot_times& one_slot) {
   const std::size_t g = devices.size();
   std::vector<std::uint64_t> sizes(g, o.keys / g);
   for (std::size_t i = 0; i < o.keys % g; ++i) ++sizes[i];
@@ -115,6 +122,7 @@ void run_slots(const options& o, const std::vector<int>& devices, double& one_sl
   config.key = o.key;
   config.digit_bits = o.digit_bits;
   config.fuse_exchange = o.fuse;
+  config.local_algorithm = o.local;
   gpu::multi_gpu_sorter sorter(devices, config);
   const std::vector<gpu::multi_gpu_memory> memory = sorter.memory(sizes);
   for (std::size_t i = 0; i < g; ++i)
@@ -144,28 +152,30 @@ void run_slots(const options& o, const std::vector<int>& devices, double& one_sl
   std::string list;
   for (std::size_t i = 0; i < g; ++i) list += (i ? " " : "") + std::to_string(devices[i]);
   const double t = median(total);
-  if (g == 1) one_slot_ms = t;
-  std::printf("%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f\n",
+  if (g == 1) one_slot = {t, median(local)};
+  std::printf("%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f\n",
               list.c_str(), g, gpu::to_string(o.key).c_str(), o.dist.name().c_str(),
               static_cast<unsigned long long>(o.keys), median(hist), median(plan),
               median(scatter), median(exchange), median(local), t,
               t > 0 ? static_cast<double>(o.keys) / 1e9 / (t / 1e3) : 0.0, last.plan.passes,
               static_cast<unsigned long long>(most),
               static_cast<unsigned long long>(last.plan.bound()),
-              one_slot_ms > 0 && t > 0 ? one_slot_ms / t : 0.0);
+              one_slot.total_ms > 0 && t > 0 ? one_slot.total_ms / t : 0.0,
+              gpu::to_string(o.local), one_slot.local_ms > 0 && t > 0 ? one_slot.local_ms / t : 0.0);
   std::fflush(stdout);
 }
 
 int run(const options& o) {
   std::printf("devices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,exchange_ms,"
-              "local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,speedup_vs_1\n");
-  double one_slot_ms = 0;
+              "local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,speedup_vs_1,local,"
+              "speedup_vs_alone\n");
+  one_slot_times one_slot;
   const std::size_t first = o.only_all ? o.devices.size() : 1;
   for (std::size_t g = first; g <= o.devices.size(); ++g) {
     const std::vector<int> devices(o.devices.begin(),
                                    o.devices.begin() + static_cast<std::ptrdiff_t>(g));
-    if (o.key == gpu::multi_gpu_key::u32) run_slots<std::uint32_t>(o, devices, one_slot_ms);
-    else run_slots<std::uint64_t>(o, devices, one_slot_ms);
+    if (o.key == gpu::multi_gpu_key::u32) run_slots<std::uint32_t>(o, devices, one_slot);
+    else run_slots<std::uint64_t>(o, devices, one_slot);
   }
   return 0;
 }
@@ -179,7 +189,9 @@ int main(int argc, char** argv) try {
       "--devices (keys generated on each GPU, split evenly), the median of --repeat sorts per "
       "phase, as CSV:\ndevices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,"
       "exchange_ms,local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,"
-      "speedup_vs_1 (device phases: the slowest slot; total: host clock)\n\nOptions");
+      "speedup_vs_1,local,speedup_vs_alone (device phases: the slowest slot; total: host clock; "
+      "speedup_vs_1: against the one-slot sort's total, speedup_vs_alone: against its local "
+      "sort alone, which is the whole single-GPU sort of the same keys)\n\nOptions");
   desc.add_options()
       ("devices", po::value<std::string>()->value_name("LIST"),
        "device ids, comma-separated; repeats run several slots on one GPU (default 0)")
@@ -192,6 +204,8 @@ int main(int argc, char** argv) try {
       ("only-all", "time only all slots of --devices, not 1..g-1 too")
       ("no-fuse", "scatter into a local buffer and copy the pieces after, even where the GPUs "
                   "reach each other's memory")
+      ("local", po::value<std::string>()->value_name("onesweep|hrs"),
+       "each destination's sort of its range (default onesweep)")
       ("repeat", po::value<int>()->value_name("N"), "timed sorts, median reported (default 5)")
       ("warmup", po::value<int>()->value_name("N"), "untimed sorts first (default 1)")
       ("help", "print this help and exit")
@@ -213,6 +227,11 @@ int main(int argc, char** argv) try {
   if (vm->count("digit-bits")) o.digit_bits = (*vm)["digit-bits"].as<unsigned>();
   o.only_all = vm->count("only-all") != 0;
   o.fuse = vm->count("no-fuse") == 0;
+  if (vm->count("local")) {
+    const std::string l = (*vm)["local"].as<std::string>();
+    GPUSORT_EXPECTS(l == "onesweep" || l == "hrs", "--local '" + l + "': expected onesweep or hrs");
+    o.local = l == "hrs" ? gpu::chunk_algorithm::hrs : gpu::chunk_algorithm::onesweep;
+  }
   if (vm->count("repeat")) o.repeat = (*vm)["repeat"].as<int>();
   if (vm->count("warmup")) o.warmup = (*vm)["warmup"].as<int>();
   GPUSORT_EXPECTS(o.repeat > 0 && o.warmup >= 0, "--repeat must be > 0, --warmup >= 0");

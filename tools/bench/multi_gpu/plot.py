@@ -24,7 +24,8 @@ def main():
     floor = re.search(r"measured end to end: ([0-9.]+) s", (d / "e2e.log").read_text())
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
 
-    labels = [f"{r['slots']} GPU{'s' if r['slots'] != '1' else ''}\n{r['dist']}" for r in multi]
+    labels = [f"{r['slots']} GPU{'s' if r['slots'] != '1' else ''}\n{r['dist']}"
+              + (f"\n{r['local']}" if r.get("local") else "") for r in multi]
     bottom = [0.0] * len(multi)
     for phase in PHASES:
         values = [float(r[phase]) for r in multi]
