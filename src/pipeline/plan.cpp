@@ -75,6 +75,20 @@ gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options, bool sorts
   }
 }
 
+gpu::chunk_algorithm exchange_local_sort(const sort_options& options,
+                                         key_spread spread) noexcept {
+  switch (options.algo) {
+    case algorithm::hrs: return gpu::chunk_algorithm::hrs;
+    case algorithm::automatic: break;
+    default: return gpu::chunk_algorithm::onesweep;
+  }
+  if (spread == key_spread::unknown) return gpu::chunk_algorithm::automatic;
+  const bool wide = options.format.key_size == sizeof(std::uint64_t);
+  return spread == key_spread::few_distinct || (spread == key_spread::even && wide)
+             ? gpu::chunk_algorithm::hrs
+             : gpu::chunk_algorithm::onesweep;
+}
+
 host_facts probe_host(const sort_options& options, std::optional<std::uint64_t> input_bytes,
                       key_spread spread) {
   host_facts facts;
@@ -369,9 +383,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     } else {
       const std::string runs_words = size_words + " exceeds one GPU chunk of " +
                                      std::to_string(gpu.one_chunk()) + " records: ";
-      // The exchange sorts with Onesweep: --algorithm hrs asks for the chunks of the shares.
       if (plan.devices.size() > 1 && input_bytes && records <= gpu.exchange_records &&
-          options.merge != merge_location::host && options.algo != algorithm::hrs) {
+          options.merge != merge_location::host) {
         plan.how = strategy::gpu_exchange;
         plan.sort_devices = plan.devices;
         plan.why.push_back(runs_words + "the " + std::to_string(plan.devices.size()) +
@@ -381,6 +394,19 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                            "bits, each key written into the GPU that sorts it, and each GPU's " +
                            "key range is sorted there and written at its place in the output " +
                            "(no runs, no merge)");
+        plan.exchange_local = exchange_local_sort(options, facts.spread);
+        const auto local_words = [](gpu::chunk_algorithm a) -> std::string {
+          switch (a) {
+            case gpu::chunk_algorithm::hrs: return "the hybrid radix sort";
+            case gpu::chunk_algorithm::onesweep: return "Onesweep";
+            case gpu::chunk_algorithm::automatic: break;
+          }
+          return "the hybrid radix sort or Onesweep, as a sample of the keys says";
+        };
+        plan.why.push_back("each GPU sorts its key range with " +
+                           local_words(plan.exchange_local) +
+                           (options.algo == algorithm::automatic ? describe_spread(facts.spread)
+                                                                 : " (--algorithm)"));
         plan.layout.resident_bytes = plan.budget_bytes;
         plan.layout.single_run = false;
         plan.why.push_back(plan.output.why);

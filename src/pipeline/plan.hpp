@@ -101,6 +101,18 @@ struct host_facts {
 [[nodiscard]] gpu::chunk_algorithm chunk_algorithm_for(const sort_options& options,
                                                        bool sorts_records);
 
+/**
+ * How each GPU of the exchange sort (strategy gpu_exchange, key-only records) sorts its key
+ * range: --algorithm onesweep or hrs as asked; auto -> the hybrid radix sort where the sampled
+ * keys have few distinct values, or spread evenly and are 64-bit, Onesweep for other sampled
+ * keys, and `automatic` for keys not sampled yet (the strategy samples them). Measured on
+ * 2 x H100 with 2^30 keys a GPU (tools/bench/results/2026-11-27-h100x2-local-sort/), HRS's
+ * local sort against Onesweep's: u64 uniform 0.69x, all equal 0.06x; u32 uniform 1.25x; u64
+ * Zipf 1.07x, AND of 2 words 1.05x, of 3 1.39x.
+ */
+[[nodiscard]] gpu::chunk_algorithm exchange_local_sort(const sort_options& options,
+                                                       key_spread spread) noexcept;
+
 /// The host's memory and CPUs, and whether the options allow a GPU for an input of
 /// `input_bytes` (not below the CPU crossover, cpu_crossover_reason); no CUDA call.
 [[nodiscard]] host_facts probe_host(const sort_options& options,
@@ -204,6 +216,9 @@ struct sort_plan {
   /// The GPUs that form runs: `device` alone for one chunk or a stream, every selected GPU
   /// for runs of a file, each taking an equal share of it (share_input).
   std::vector<int> sort_devices;
+  /// gpu_exchange: how each GPU sorts its key range (exchange_local_sort; automatic: as a
+  /// sample of the keys taken by the strategy says).
+  gpu::chunk_algorithm exchange_local = gpu::chunk_algorithm::onesweep;
   gpu::gpu_topology topology;      ///< of `devices`, for --verbose
   std::uint64_t gpu_chunk_records = 0;  ///< records per GPU chunk (gpu_facts::chunk_records)
   unsigned threads = 1;            ///< host threads (TBB arena)

@@ -19,6 +19,7 @@
 #include "io/parallel_reader.hpp"
 #include "pipeline/gpu_output_writer.hpp"
 #include "pipeline/gpu_selection.hpp"
+#include "pipeline/key_sample.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "pipeline/staging_pool.hpp"
 #include "pipeline/strategy.hpp"
@@ -125,6 +126,16 @@ strategy_result sort_by_exchange(const sort_context& ctx) {
   config.in_place = true;
   config.type = format.type;
   config.descending = ctx.options.descending;
+  // Keys the planner did not sample are sampled now, 8192 of them where the file lies in the
+  // page cache; keys not in it leave Onesweep.
+  config.local_algorithm = plan.exchange_local;
+  if (config.local_algorithm == gpu::chunk_algorithm::automatic) {
+    trace_recorder::scope timer(ctx.trace, "sample keys");
+    config.local_algorithm =
+        exchange_local_sort(ctx.options, sample_key_spread(ctx.input, format, config.descending));
+  }
+  if (config.local_algorithm == gpu::chunk_algorithm::automatic)
+    config.local_algorithm = gpu::chunk_algorithm::onesweep;
   std::optional<gpu::multi_gpu_sorter> sorter;
   {
     trace_recorder::scope timer(ctx.trace, "GPU setup");
@@ -176,7 +187,7 @@ strategy_result sort_by_exchange(const sort_context& ctx) {
   result.ran = strategy::gpu_exchange;
   result.records = total_bytes / format.record_size;
   result.runs = result.records > 0 ? 1 : 0;
-  result.gpu_sorter = "onesweep";
+  result.gpu_sorter = gpu::to_string(config.local_algorithm);
   return result;
 }
 

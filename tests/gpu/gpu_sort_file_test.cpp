@@ -175,6 +175,17 @@ TEST_F(GpuSortFile, TwoGpusSortWhatTheyHoldTogetherByExchange) {
   const auto sorted = test::reference_sort(data, f, false);
   expected.insert(expected.end(), sorted.begin(), sorted.end());
   EXPECT_EQ(test::read_file(dir.file("out.npy")), expected);
+  // Each GPU's range by the local sort asked for (auto took HRS for these even u64 keys).
+  EXPECT_EQ(npy_stats.gpu_sorter, "hrs");
+  for (const algorithm a : {algorithm::onesweep, algorithm::hrs}) {
+    sort_options by = o;
+    by.devices.ids = {0, 1};
+    by.algo = a;
+    const sort_stats s = sort_file({dir.file("in")}, dir.file("out"), by);
+    EXPECT_EQ(s.strategy, "gpu-exchange");
+    EXPECT_EQ(s.gpu_sorter, a == algorithm::hrs ? "hrs" : "onesweep");
+    EXPECT_EQ(test::read_file(dir.file("out")), sorted);
+  }
 }
 
 TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {

@@ -394,16 +394,52 @@ TEST(MakePlan, GpusThatHoldTheInputTogetherSortItByExchange) {
   sort_options host_merge = u64_options();
   host_merge.merge = merge_location::host;
   EXPECT_EQ(make_plan(16 * GiB, host_merge, facts).how, strategy::gpu_runs);
-  // --algorithm hrs asks for the hybrid radix sort; the exchange sorts with Onesweep.
+  // Each GPU's key range: by the hybrid radix sort where --algorithm asks for it or auto finds
+  // 64-bit keys spread evenly; keys not sampled yet are left to the strategy's sample.
+  EXPECT_EQ(both.exchange_local, gpu::chunk_algorithm::automatic) << why(both);
+  EXPECT_NE(why(both).find("or Onesweep, as a sample of the keys says"), std::string::npos)
+      << why(both);
   sort_options hrs = u64_options();
   hrs.algo = algorithm::hrs;
-  EXPECT_NE(make_plan(16 * GiB, hrs, facts).how, strategy::gpu_exchange);
+  const sort_plan by_hrs = make_plan(16 * GiB, hrs, facts);
+  EXPECT_EQ(by_hrs.how, strategy::gpu_exchange) << why(by_hrs);
+  EXPECT_EQ(by_hrs.exchange_local, gpu::chunk_algorithm::hrs);
+  EXPECT_NE(why(by_hrs).find("with the hybrid radix sort (--algorithm)"), std::string::npos)
+      << why(by_hrs);
+  host_facts even = facts;
+  even.spread = key_spread::even;
+  const sort_plan sampled = make_plan(16 * GiB, u64_options(), even);
+  EXPECT_EQ(sampled.exchange_local, gpu::chunk_algorithm::hrs);
+  EXPECT_NE(why(sampled).find("with the hybrid radix sort for evenly spread keys"),
+            std::string::npos)
+      << why(sampled);
   // A stream's size is unknown: its runs.
   EXPECT_NE(make_plan(std::nullopt, u64_options(), facts).how, strategy::gpu_exchange);
   // One GPU selected: the probe leaves exchange_records at 0.
   facts.gpu->devices = {0};
   facts.gpu->exchange_records = 0;
   EXPECT_NE(make_plan(16 * GiB, u64_options(), facts).how, strategy::gpu_exchange);
+}
+
+TEST(ExchangeLocalSort, FollowsTheAlgorithmAndTheSampledKeys) {
+  using gpu::chunk_algorithm;
+  const sort_options wide = u64_options();
+  sort_options narrow = u64_options();
+  narrow.format = format_preset("u32");
+  // auto: HRS where it measured faster on a GPU's range (64-bit even keys, few distinct keys).
+  EXPECT_EQ(exchange_local_sort(wide, key_spread::even), chunk_algorithm::hrs);
+  EXPECT_EQ(exchange_local_sort(wide, key_spread::few_distinct), chunk_algorithm::hrs);
+  EXPECT_EQ(exchange_local_sort(wide, key_spread::skewed), chunk_algorithm::onesweep);
+  EXPECT_EQ(exchange_local_sort(wide, key_spread::unknown), chunk_algorithm::automatic);
+  EXPECT_EQ(exchange_local_sort(narrow, key_spread::even), chunk_algorithm::onesweep);
+  EXPECT_EQ(exchange_local_sort(narrow, key_spread::few_distinct), chunk_algorithm::hrs);
+  // Asked for by name, whatever the keys.
+  sort_options hrs = narrow;
+  hrs.algo = algorithm::hrs;
+  EXPECT_EQ(exchange_local_sort(hrs, key_spread::skewed), chunk_algorithm::hrs);
+  sort_options onesweep = wide;
+  onesweep.algo = algorithm::onesweep;
+  EXPECT_EQ(exchange_local_sort(onesweep, key_spread::few_distinct), chunk_algorithm::onesweep);
 }
 
 TEST(MakePlan, FewRunsCountEachGpusShare) {
