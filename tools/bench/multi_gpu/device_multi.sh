@@ -11,7 +11,8 @@
 # the file, each GPU's share is one chunk]
 # Environment: E2E_CASES, "DEVICES BUDGET" pairs separated by "|" (default: one GPU within
 # GPU_MEMORY, every GPU within it, one GPU with all its memory, then the first two again);
-# FLOOR_REPEAT (1) I/O floor runs; SKIP, a list of stages left out (p2p, multi, e2e, more:
+# E2E_FORMAT (u64): the file's record format (a --format preset such as kv64); FLOOR_REPEAT (1)
+# I/O floor runs; SKIP, a list of stages left out (p2p, multi, e2e, more:
 # the tests after the file, skewed: the skewed device-resident sorts);
 # FIRST="tests" runs FIRST_TESTS (default: multi_gpu_sort_test, the exchange cases of
 # gpu_sort_file_test, gpu_run_formation_test; TEST=FILTER runs a gtest filter) before the
@@ -92,11 +93,12 @@ if [ "${FIRST:-}" != tests ]; then
 fi
 
 if wanted e2e && room 60 "end to end $size"; then
-  say "end to end: $size u64, --gpu-memory $gpu_memory, GPU 0 against GPUs $all"
+  format=${E2E_FORMAT:-u64}
+  say "end to end: $size $format, --gpu-memory $gpu_memory, GPU 0 against GPUs $all"
   in=$work/in.bin
   echo "devices,gpu_memory,wall_s,valid,same_as_first" > "$out/e2e.csv"
   {
-    "$bin/gpusort-datagen" -t u64 --size "$size" -d uniform --seed 12 -o "$in" -q
+    "$bin/gpusort-datagen" --format "$format" --size "$size" -d uniform --seed 12 -o "$in" -q
     sync "$in"
     memory
     timeout 200 "$bin/gpusort-iofloor" --repeat "${FLOOR_REPEAT:-1}" --read uring-threads \
@@ -115,7 +117,7 @@ if wanted e2e && room 60 "end to end $size"; then
       name=$k
       room 25 "gpusort --devices $devices ($budget)" || continue
       memory
-      option=(--devices "$devices")
+      option=(--format "$format" --devices "$devices")
       [ "$budget" = default ] || option+=(--gpu-memory "$budget")
       echo "### gpusort ${option[*]} --stats --verbose"
       start=$EPOCHREALTIME
@@ -123,7 +125,11 @@ if wanted e2e && room 60 "end to end $size"; then
       wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
       echo "wall $wall s"
       valid=no
-      "$bin/gpusort-validate" -q "$in" "$work/out-$name.bin" && valid=yes
+      # Records with a payload carry their index (gpusort-datagen): equal keys must keep it.
+      stable=()
+      [ "$format" = kv64 ] && stable=(--stable)
+      "$bin/gpusort-validate" -q --format "$format" "${stable[@]}" "$in" "$work/out-$name.bin" &&
+        valid=yes
       same=-
       first=$work/out-1.bin
       if [ "$k" != 1 ] && [ -f "$first" ]; then
