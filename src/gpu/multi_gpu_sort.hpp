@@ -1,8 +1,8 @@
 // Device-resident sort over several GPUs after RMG sort (issue 12 item 2): every GPU holds a
 // slice of the keys; MSD histograms → partition plan → scatter by destination, straight into
 // the destinations' memory (or into a local buffer, then peer copies) → a local sort per
-// destination (CUB Onesweep or the hybrid radix sort, multi_gpu_sort_config::local_algorithm). The destinations' ranges, concatenated in order, are the sorted sequence: no
-// merge.
+// destination (CUB Onesweep or the hybrid radix sort, multi_gpu_sort_config::local_algorithm).
+// The destinations' ranges, concatenated in order, are the sorted sequence: no merge.
 //
 // One host thread drives every GPU, one stream per slot, events between them. A slot is one
 // entry of the device list; the same device may appear in several slots, so that the whole

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
@@ -65,6 +66,77 @@ filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std
   }
 }
 
+/// One regular input file of known size, mapped without filling its page tables (the sort's
+/// first pass faults them in as it reads); nullopt for anything else, and for a file that
+/// cannot be mapped, which is read instead.
+std::optional<io::input_mapping> map_single_file(const io::input_source& input) {
+  if (!input.known_size() || input.input_count() != 1) return std::nullopt;
+  std::optional<io::input_mapping> mapped;
+  try {
+    mapped = input.map_input(0, /*populate=*/false);
+  } catch (const error&) {
+    return std::nullopt;
+  }
+  if (mapped && mapped->bytes().size() != *input.known_size()) return std::nullopt;
+  return mapped;
+}
+
+/// Sorts each chunk of `bytes` out of the mapping into a run of its own, while a thread of its
+/// own stores the run before. Reading each chunk into fresh memory first took 0.7x as long as
+/// its sort and overlapped it only partly (16 GiB with -S 4G on 32 cores: read 1.9 s and sort
+/// 2.7 s busy in 3.6 s of run formation).
+void form_runs_from_mapping(std::span<const std::byte> bytes, const run_layout& layout,
+                            const record_format& format, bool descending, run_store& store,
+                            trace_recorder* trace) {
+  const std::uint32_t rec = format.record_size;
+  const std::uint64_t total = bytes.size() / rec;
+  const std::uint64_t chunk = layout.chunk_records;
+  struct sorted_run {
+    std::uint64_t id = 0;
+    host_buffer buffer;
+    std::uint64_t records = 0;
+    bool last = false;
+  };
+  // At most three runs at once: one stored, one waiting, one sorted.
+  bounded_queue<sorted_run> sorted(1);
+  std::exception_ptr store_error;
+  std::thread storer([&] {
+    try {
+      io::uring ring(64);
+      // The last run stays in memory: the merge that follows has the budget the others leave.
+      while (std::optional<sorted_run> r = sorted.pop())
+        store.add(r->id, std::move(r->buffer), r->records, ring, {}, r->last);
+    } catch (...) {
+      store_error = std::current_exception();
+      sorted.fail(store_error);
+    }
+  });
+  try {
+    const std::uint64_t scratch_bytes =
+        cpu::sort_into_scratch_bytes(std::min(chunk, total), format);
+    host_buffer scratch;
+    if (scratch_bytes != 0) scratch = host_buffer(static_cast<std::size_t>(scratch_bytes));
+    for (std::uint64_t first = 0, id = 0; first < total; first += chunk, ++id) {
+      const std::uint64_t n = std::min(chunk, total - first);
+      host_buffer run(static_cast<std::size_t>(n * rec));
+      {
+        trace_recorder::scope timer(trace, "sort", n * rec);
+        cpu::sort_records_from(bytes.data() + first * rec,
+                               scratch_bytes != 0 ? scratch.data() : nullptr, run.data(), n,
+                               format, descending);
+      }
+      if (!sorted.push({id, std::move(run), n, first + n == total})) break;  // storer failed
+    }
+    sorted.close();
+  } catch (...) {
+    sorted.fail(std::current_exception());
+    storer.join();
+    throw;
+  }
+  storer.join();
+  if (store_error) std::rethrow_exception(store_error);
+}
+
 }  // namespace
 
 bool sort_single_run_into(io::input_source& input, const run_layout& layout,
@@ -102,8 +174,24 @@ bool sort_single_run_into(io::input_source& input, const run_layout& layout,
   return true;
 }
 
-void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const record_format& format,
-                      bool descending, run_store& store, trace_recorder* trace) {
+std::future<void> form_runs_on_cpu(io::input_source& input, const run_layout& layout,
+                                   const record_format& format, bool descending, bool in_place,
+                                   run_store& store, trace_recorder* trace) {
+  if (in_place && !layout.single_run) {
+    std::optional<io::input_mapping> mapped;
+    {
+      trace_recorder::scope timer(trace, "map");
+      mapped = map_single_file(input);
+    }
+    if (mapped) {
+      form_runs_from_mapping(mapped->bytes(), layout, format, descending, store, trace);
+      // Taking the page tables of the whole input down is the merge's to overlap, not wait for.
+      return std::async(std::launch::async, [m = std::move(mapped), trace]() mutable {
+        trace_recorder::scope timer(trace, "unmap input");
+        m.reset();
+      });
+    }
+  }
   const std::uint32_t rec = format.record_size;
   const std::uint64_t chunk = layout.chunk_records;
   io::uring ring(64);
@@ -133,7 +221,7 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const r
   if (layout.single_run) {
     filled_chunk c = read_next_chunk(input, chunk, rec, ring, layout, trace);
     if (c.records > 0) sort_and_store(std::move(c));
-    return;
+    return {};
   }
 
   bounded_queue<filled_chunk> filled(1);
@@ -160,6 +248,7 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout, const r
     throw;
   }
   reader.join();
+  return {};
 }
 
 }  // namespace gpusort::pipeline

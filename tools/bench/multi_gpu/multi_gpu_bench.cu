@@ -161,7 +161,8 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
               static_cast<unsigned long long>(most),
               static_cast<unsigned long long>(last.plan.bound()),
               one_slot.total_ms > 0 && t > 0 ? one_slot.total_ms / t : 0.0,
-              gpu::to_string(o.local), one_slot.local_ms > 0 && t > 0 ? one_slot.local_ms / t : 0.0);
+              gpu::to_string(o.local),
+              one_slot.local_ms > 0 && t > 0 ? one_slot.local_ms / t : 0.0);
   std::fflush(stdout);
 }
 
