@@ -150,6 +150,18 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
+/// A lane's keys of one batch: keys[first + j * warp] for each of its rounds j (0 past n),
+/// every load issued before the first key is used.
+template <typename Word>
+__device__ inline void load_batch(const Word* keys, std::uint64_t n, std::uint64_t first,
+                                  Word (&key)[batch_rounds]) {
+#pragma unroll
+  for (unsigned j = 0; j < batch_rounds; ++j) {
+    const std::uint64_t i = first + std::uint64_t{j} * warp;
+    key[j] = i < n ? keys[i] : Word{0};
+  }
+}
+
 /// Per segment (one warp's segment_keys keys) the keys of each class, at
 /// d_counts[class * segments + segment]: an exclusive scan of that array gives every segment
 /// its first output position per class, classes in key order.
@@ -168,11 +180,7 @@ __global__ void __launch_bounds__(block_threads)
   const std::uint64_t base = segment * segment_keys;
   for (unsigned r0 = 0; r0 < segment_rounds; r0 += batch_rounds) {
     Word key[batch_rounds];
-#pragma unroll
-    for (unsigned j = 0; j < batch_rounds; ++j) {
-      const std::uint64_t i = base + (r0 + j) * warp + lane;
-      key[j] = i < n ? keys[i] : Word{0};
-    }
+    load_batch(keys, n, base + r0 * warp + lane, key);
 #pragma unroll
     for (unsigned j = 0; j < batch_rounds; ++j) {
       const std::uint64_t i = base + (r0 + j) * warp + lane;
@@ -242,11 +250,7 @@ __global__ void __launch_bounds__(block_threads)
     Word key[batch_rounds];
     unsigned cls[batch_rounds];
     unsigned rank[batch_rounds];
-#pragma unroll
-    for (unsigned j = 0; j < batch_rounds; ++j) {
-      const std::uint64_t i = base + (r0 + j) * warp + lane;
-      key[j] = i < n ? keys[i] : Word{0};
-    }
+    load_batch(keys, n, base + r0 * warp + lane, key);
     // Rank of each key among the batch's keys of its class, in input order.
 #pragma unroll
     for (unsigned j = 0; j < batch_rounds; ++j) {
