@@ -48,6 +48,25 @@ TEST(SignalDeathTest, ShrunkInputMappingIsAnErrorNamingTheFile) {
       ::testing::ExitedWithCode(2), "shrinks.bin: the input file shrank while it was being sorted");
 }
 
+TEST(SignalDeathTest, ShrunkInputMappedForRunsIsAnErrorNamingTheFile) {
+  // The CPU path's runs read one input through map_input without MAP_POPULATE: the pages are
+  // faulted in as the sort reads them, so a shrunk file fails there.
+  test::scratch_dir dir;
+  const std::string path = dir.file("shrinks.bin");
+  test::write_file(path, std::vector<std::byte>(std::size_t{1} << 20, std::byte{3}));
+  EXPECT_EXIT(
+      {
+        install_signal_cleanup();
+        input_source input({path}, 8);
+        std::optional<input_mapping> m = input.map_input(0, /*populate=*/false);
+        if (!m || ::truncate(path.c_str(), 0) != 0) std::_Exit(10);
+        volatile std::byte sink = m->bytes()[std::size_t{1} << 19];  // SIGBUS
+        static_cast<void>(sink);
+        std::_Exit(11);
+      },
+      ::testing::ExitedWithCode(2), "shrinks.bin: the input file shrank while it was being sorted");
+}
+
 TEST(SignalDeathTest, NamedTemporaryGoesWithEveryTerminatingSignal) {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
                         SIGPROF, SIGXCPU, SIGPWR, SIGABRT, SIGSEGV}) {
