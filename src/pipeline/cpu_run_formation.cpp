@@ -174,9 +174,9 @@ bool sort_single_run_into(io::input_source& input, const run_layout& layout,
   return true;
 }
 
-std::future<void> form_runs_on_cpu(io::input_source& input, const run_layout& layout,
-                                   const record_format& format, bool descending, bool in_place,
-                                   run_store& store, trace_recorder* trace) {
+void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
+                      const record_format& format, bool descending, bool in_place,
+                      run_store& store, trace_recorder* trace) {
   if (in_place && !layout.single_run) {
     std::optional<io::input_mapping> mapped;
     {
@@ -185,11 +185,9 @@ std::future<void> form_runs_on_cpu(io::input_source& input, const run_layout& la
     }
     if (mapped) {
       form_runs_from_mapping(mapped->bytes(), layout, format, descending, store, trace);
-      // Taking the page tables of the whole input down is the merge's to overlap, not wait for.
-      return std::async(std::launch::async, [m = std::move(mapped), trace]() mutable {
-        trace_recorder::scope timer(trace, "unmap input");
-        m.reset();
-      });
+      trace_recorder::scope timer(trace, "unmap input");
+      mapped.reset();
+      return;
     }
   }
   const std::uint32_t rec = format.record_size;
@@ -221,7 +219,7 @@ std::future<void> form_runs_on_cpu(io::input_source& input, const run_layout& la
   if (layout.single_run) {
     filled_chunk c = read_next_chunk(input, chunk, rec, ring, layout, trace);
     if (c.records > 0) sort_and_store(std::move(c));
-    return {};
+    return;
   }
 
   bounded_queue<filled_chunk> filled(1);
@@ -248,7 +246,6 @@ std::future<void> form_runs_on_cpu(io::input_source& input, const run_layout& la
     throw;
   }
   reader.join();
-  return {};
 }
 
 }  // namespace gpusort::pipeline

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <future>
 
 #include "gpusort/record_format.hpp"
 #include "io/input_source.hpp"
@@ -21,18 +20,14 @@ namespace gpusort::pipeline {
  * - One input file, where `in_place` (its pages may stay in the page cache): each chunk is
  *   sorted straight out of the file's mapping into its run (cpu::sort_records_from), with no
  *   read into fresh memory first, while a thread of its own stores (spills) the run before.
- *   The mapping is then released on a thread of its own (timed as "unmap input"; 0.5 s for
- *   4 GiB on the development VM), whose future is returned: wait for it before the input is
- *   closed.
+ *   Releasing the mapping after the last run is timed as "unmap input".
  * - Anything else: a reader thread fills the next chunk while the current one sorts and is
- *   stored. The future returned is not valid.
+ *   stored.
  * @throw gpusort::error from reading, sorting or spilling.
  */
-[[nodiscard]] std::future<void> form_runs_on_cpu(io::input_source& input,
-                                                 const run_layout& layout,
-                                                 const record_format& format, bool descending,
-                                                 bool in_place, run_store& store,
-                                                 trace_recorder* trace);
+void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
+                      const record_format& format, bool descending, bool in_place,
+                      run_store& store, trace_recorder* trace);
 
 /**
  * Sorts an input of known size that is one run (layout.single_run) straight into the output.
