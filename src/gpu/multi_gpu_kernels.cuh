@@ -117,8 +117,9 @@ __global__ void __launch_bounds__(block_threads)
     for (unsigned i = threadIdx.x; i < counters; i += blockDim.x) s_counts[i] = 0;
     __syncthreads();
   }
-  // A block takes tiles of histogram_items keys per thread: all of a thread's loads are issued
-  // before the first is counted (one load at a time left the pass at a third of HBM speed).
+  // A block takes tiles of histogram_items keys per thread, all of a thread's loads issued
+  // before the first is counted. The pass still runs at about 1 TB/s (2^30 u64 keys in 8.6 ms
+  // on an H100, 9.1 ms one load at a time): its atomics bound it, not its loads.
   // Whole warps iterate together so that equal counters are added once per warp (skewed keys
   // would otherwise serialize on one address).
   constexpr std::uint64_t tile = std::uint64_t{block_threads} * histogram_items;
@@ -224,7 +225,8 @@ __device__ inline void warp_exclusive_scan(const unsigned* counts, unsigned* sta
 ///
 /// A warp stages batch_rounds rounds of its segment in shared memory, grouped by class, and
 /// then writes each class's keys as one contiguous run: stores of whole lines, which matters
-/// most where a piece lies on a peer GPU and every store crosses NVLink.
+/// most where a piece lies on a peer GPU and every store crosses NVLink (2^31 u64 keys on two
+/// H100s: 19.5 ms one round at a time, 17.1 ms grouped).
 template <typename Word>
 __global__ void __launch_bounds__(block_threads)
     class_scatter_kernel(const Word* keys, std::uint64_t n, class_params<Word> p,
