@@ -32,39 +32,27 @@ std::size_t leftover_temporaries(const test::scratch_dir& dir) {
 }
 
 TEST(SignalDeathTest, ShrunkInputMappingIsAnErrorNamingTheFile) {
-  test::scratch_dir dir;
-  const std::string path = dir.file("shrinks.bin");
-  test::write_file(path, std::vector<std::byte>(std::size_t{1} << 20, std::byte{3}));
-  EXPECT_EXIT(
-      {
-        install_signal_cleanup();
-        input_source input({path}, 8);
-        std::optional<input_mapping> m = input.map_whole();
-        if (!m || ::truncate(path.c_str(), 0) != 0) std::_Exit(10);
-        volatile std::byte sink = m->bytes()[std::size_t{1} << 19];  // SIGBUS
-        static_cast<void>(sink);
-        std::_Exit(11);
-      },
-      ::testing::ExitedWithCode(2), "shrinks.bin: the input file shrank while it was being sorted");
-}
-
-TEST(SignalDeathTest, ShrunkInputMappedForRunsIsAnErrorNamingTheFile) {
-  // The CPU path's runs read one input through map_input without MAP_POPULATE: the pages are
-  // faulted in as the sort reads them, so a shrunk file fails there.
-  test::scratch_dir dir;
-  const std::string path = dir.file("shrinks.bin");
-  test::write_file(path, std::vector<std::byte>(std::size_t{1} << 20, std::byte{3}));
-  EXPECT_EXIT(
-      {
-        install_signal_cleanup();
-        input_source input({path}, 8);
-        std::optional<input_mapping> m = input.map_input(0, /*populate=*/false);
-        if (!m || ::truncate(path.c_str(), 0) != 0) std::_Exit(10);
-        volatile std::byte sink = m->bytes()[std::size_t{1} << 19];  // SIGBUS
-        static_cast<void>(sink);
-        std::_Exit(11);
-      },
-      ::testing::ExitedWithCode(2), "shrinks.bin: the input file shrank while it was being sorted");
+  // Both mappings a sort reads: the one-run sort's whole, populated one, and the runs' one
+  // (map_input, not populated), whose pages are faulted in as the sort reads them.
+  for (const bool whole : {true, false}) {
+    SCOPED_TRACE(whole ? "map_whole" : "map_input");
+    test::scratch_dir dir;
+    const std::string path = dir.file("shrinks.bin");
+    test::write_file(path, std::vector<std::byte>(std::size_t{1} << 20, std::byte{3}));
+    EXPECT_EXIT(
+        {
+          install_signal_cleanup();
+          input_source input({path}, 8);
+          std::optional<input_mapping> m =
+              whole ? input.map_whole() : input.map_input(0, /*populate=*/false);
+          if (!m || ::truncate(path.c_str(), 0) != 0) std::_Exit(10);
+          volatile std::byte sink = m->bytes()[std::size_t{1} << 19];  // SIGBUS
+          static_cast<void>(sink);
+          std::_Exit(11);
+        },
+        ::testing::ExitedWithCode(2),
+        "shrinks.bin: the input file shrank while it was being sorted");
+  }
 }
 
 TEST(SignalDeathTest, NamedTemporaryGoesWithEveryTerminatingSignal) {
