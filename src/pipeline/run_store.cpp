@@ -195,13 +195,13 @@ void run_store::let_go_of_spill_files(std::vector<spill_range> ranges,
   // s of 16 GiB on the H100 machine). Now the files go whole to another process, whose exit
   // frees them. A file someone else still holds is freed when that holder lets go of it.
   std::vector<std::shared_ptr<const spill_file>> files;
+  auto take = [&files](const std::shared_ptr<const spill_file>& file) {
+    if (file && std::find(files.begin(), files.end(), file) == files.end())
+      files.push_back(file);
+  };
   try {
-    for (spill_range& r : ranges)
-      if (r.file && std::find(files.begin(), files.end(), r.file) == files.end())
-        files.push_back(r.file);
-    for (spill_target& t : targets)
-      if (t.file && std::find(files.begin(), files.end(), t.file) == files.end())
-        files.push_back(t.file);
+    for (const spill_range& r : ranges) take(r.file);
+    for (const spill_target& t : targets) take(t.file);
   } catch (...) {  // no memory for the list: the files close here
     return;
   }
