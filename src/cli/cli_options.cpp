@@ -126,8 +126,8 @@ std::vector<option_group> option_groups() {
        "CPU, moved by the spread of sampled keys, else the GPU "
        "when present, there the faster of hrs and onesweep by chunk size and sampled key "
        "skew where equal keys cannot be told apart, else onesweep; several GPUs sorting by "
-       "exchange sort their key ranges with hrs for evenly spread 64-bit keys and for few "
-       "distinct keys), hrs "
+       "exchange sort their key ranges with hrs for evenly spread keys and for few distinct "
+       "keys), hrs "
        "(hybrid radix sort on the GPU; equal keys of records with a payload in no particular "
        "order), onesweep (CUB on the GPU), cpu (host radix sort)")
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),

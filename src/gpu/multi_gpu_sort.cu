@@ -69,8 +69,10 @@ struct multi_gpu_sorter::impl {
     device_buffer scatter, receive, alternate, sort_temp, histogram, seg_counts, seg_offsets,
         scan_temp;
     pinned_buffer h_histogram;
-    /// The hybrid radix sort's launch shapes on this device (local_algorithm hrs).
+    /// The hybrid radix sort's launch shapes on this device, and the top-digit counts of the
+    /// slice its first round leaves here (local_algorithm hrs).
     hrs::device_shapes hrs_shapes;
+    pinned_buffer h_first_digit;
   };
 
   std::vector<int> devices;
@@ -125,6 +127,18 @@ struct multi_gpu_sorter::impl {
   void arrive(std::size_t d, const partition_plan& plan);
   template <typename Word>
   void local_sort(std::size_t d, const partition_plan& plan, multi_gpu_range& range);
+  /// Whether the exchange may be HRS's first round (see multi_gpu_sort.hpp).
+  [[nodiscard]] bool first_round_possible() const {
+    return fused && config.local_algorithm == chunk_algorithm::hrs &&
+           config.digit_bits == hrs::radix_bits;
+  }
+  template <typename Word>
+  std::vector<std::vector<std::uint64_t>> first_digit_histograms(
+      std::span<const multi_gpu_slice> slices);
+  template <typename Word>
+  void first_round_exchange(std::span<const multi_gpu_slice> slices, const partition_plan& plan,
+                            const std::vector<std::vector<std::uint64_t>>& counts,
+                            std::vector<multi_gpu_range>& ranges);
   template <typename Word>
   void transform(std::size_t i, void* d_keys, std::uint64_t n, bool normalize);
 };
@@ -157,10 +171,11 @@ multi_gpu_memory slot_memory(std::uint64_t slice, std::uint64_t bound, std::size
   }
   int device = 0;
   GPUSORT_CUDA_TRY(cudaGetDevice(&device));
+  // HRS's workspace also serves the slice's own first round when the exchange is that round.
   m.sort_temp =
       local == chunk_algorithm::hrs
-          ? aligned(hrs::workspace_bytes<Word, hrs::no_value>(bound, hrs::tuning{},
-                                                               hrs::compute_capability(device)))
+          ? aligned(hrs::workspace_bytes<Word, hrs::no_value>(
+                std::max(slice, bound), hrs::tuning{}, hrs::compute_capability(device)))
           : aligned(detail::onesweep_keys_temp_bytes<Word>(static_cast<std::uint32_t>(bound)));
   const std::uint64_t class_counters = max_classes(g) * segments_of(slice);
   std::size_t scan_bytes = 0;
@@ -473,6 +488,102 @@ void multi_gpu_sorter::impl::local_sort(std::size_t d, const partition_plan& pla
 }
 
 template <typename Word>
+std::vector<std::vector<std::uint64_t>> multi_gpu_sorter::impl::first_digit_histograms(
+    std::span<const multi_gpu_slice> slices) {
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (slices[i].records == 0) continue;
+    on_slot(i, "first round histogram", [&] {
+      slot& sl = slots[i];
+      hrs::count_first_digit<Word>(sl.hrs_shapes, hrs::tuning{},
+                                   static_cast<const Word*>(slices[i].d_keys), slices[i].records,
+                                   sl.sort_temp.data(), sl.sort_temp.size(),
+                                   reinterpret_cast<std::uint64_t*>(sl.h_first_digit.data()),
+                                   sl.s.get());
+    });
+  }
+  std::vector<std::vector<std::uint64_t>> out(slots.size(), std::vector<std::uint64_t>(hrs::radix));
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (slices[i].records == 0) continue;
+    on_slot(i, "first round histogram copy", [&] { slots[i].s.synchronize(); });
+    std::memcpy(out[i].data(), slots[i].h_first_digit.data(), hrs::radix * sizeof(std::uint64_t));
+  }
+  return out;
+}
+
+template <typename Word>
+void multi_gpu_sorter::impl::first_round_exchange(
+    std::span<const multi_gpu_slice> slices, const partition_plan& plan,
+    const std::vector<std::vector<std::uint64_t>>& counts, std::vector<multi_gpu_range>& ranges) {
+  const std::size_t g = slots.size();
+  constexpr int radix = hrs::radix;
+  // The plan's boundaries lie on digit edges: each digit belongs to one destination, where its
+  // keys follow the destination's smaller digits, source after source.
+  std::vector<std::uint64_t> begin(g + 1, 0);
+  for (std::size_t d = 0; d < g; ++d) begin[d + 1] = begin[d] + plan.destination_records[d];
+  std::vector<std::size_t> owner(radix, 0);
+  std::vector<std::uint64_t> digit_at(radix, 0);  // where the digit's keys start in the owner
+  std::vector<std::vector<std::uint64_t>> owned(g, std::vector<std::uint64_t>(radix, 0));
+  std::uint64_t start = 0;
+  std::size_t d = 0;
+  for (int k = 0; k < radix; ++k) {
+    std::uint64_t total = 0;
+    for (std::size_t s = 0; s < g; ++s) total += counts[s][k];
+    if (total == 0) continue;
+    while (begin[d + 1] <= start) ++d;
+    GPUSORT_EXPECTS(start + total <= begin[d + 1],
+                    "multi-GPU sort: digit " + std::to_string(k) + " spans destinations " +
+                        std::to_string(d) + " and " + std::to_string(d + 1));
+    owner[k] = d;
+    digit_at[k] = start - begin[d];
+    owned[d][k] = total;
+    start += total;
+  }
+
+  // Cursors are indices from the source's own receive buffer modulo 2^64, which reach any
+  // other buffer because the key size divides 2^64.
+  static_assert((std::uint64_t{1} << 63) % sizeof(Word) == 0);
+  for (std::size_t s = 0; s < g; ++s) {
+    on_slot(s, "first round scatter", [&] {
+      slot& sl = slots[s];
+      sl.scatter_begin.record(sl.s.get());
+      const std::uint64_t n = slices[s].records;
+      if (n != 0) {
+        auto* base = reinterpret_cast<Word*>(sl.receive.data());
+        std::vector<std::uint64_t> cursors(radix, 0);
+        for (int k = 0; k < radix; ++k) {
+          std::uint64_t at = digit_at[k];
+          for (std::size_t e = 0; e < s; ++e) at += counts[e][k];
+          const auto to = reinterpret_cast<std::uintptr_t>(slots[owner[k]].receive.data());
+          cursors[k] = (to - reinterpret_cast<std::uintptr_t>(base)) / sizeof(Word) + at;
+        }
+        hrs::scatter_first_digit<Word>(sl.hrs_shapes, hrs::tuning{},
+                                       static_cast<const Word*>(slices[s].d_keys), base, n,
+                                       cursors.data(), sl.sort_temp.data(), sl.sort_temp.size(),
+                                       sl.s.get());
+      }
+      sl.scatter_end.record(sl.s.get());
+      sl.scattered.record(sl.s.get());
+    });
+  }
+  for (std::size_t t = 0; t < g; ++t) arrive(t, plan);
+  for (std::size_t t = 0; t < g; ++t) {
+    on_slot(t, "local sort (from HRS's second round)", [&] {
+      slot& sl = slots[t];
+      // The slice's buffer (in place) or the alternate: either is free once this slot's own
+      // scatter, earlier on its stream, has read it.
+      Word* const keys[2] = {
+          reinterpret_cast<Word*>(config.in_place ? sl.scatter.data() : sl.alternate.data()),
+          reinterpret_cast<Word*>(sl.receive.data())};
+      hrs::sort_from_second_round<Word>(sl.hrs_shapes, hrs::tuning{}, keys, owned[t].data(),
+                                        plan.destination_records[t], sl.sort_temp.data(),
+                                        sl.sort_temp.size(), sl.s.get());
+      sl.sort_end.record(sl.s.get());
+      ranges[t] = {t, devices[t], keys[0], plan.destination_records[t]};
+    });
+  }
+}
+
+template <typename Word>
 void multi_gpu_sorter::impl::transform(std::size_t i, void* d_keys, std::uint64_t n,
                                        bool normalize) {
   const bool needed = config.descending || (config.type != key_type::u32 &&
@@ -514,6 +625,19 @@ multi_gpu_result multi_gpu_sorter::impl::sort(std::span<const multi_gpu_slice> s
   pc.destinations = static_cast<std::uint32_t>(g);
   pc.padding = padding_for(n);
   partition_planner planner(pc);
+  // HRS's first histogram is the planner's first pass; the exchange is HRS's first round
+  // where that pass puts every boundary on a digit edge.
+  bool first_round = first_round_possible();
+  std::vector<std::vector<std::uint64_t>> first_digit;
+  if (first_round) {
+    const host_clock::time_point th = host_clock::now();
+    first_digit = first_digit_histograms<Word>(slices);
+    result.ms.histogram += ms_since(th);
+    const host_clock::time_point tp = host_clock::now();
+    planner.add_histograms(first_digit);
+    result.ms.plan += ms_since(tp);
+    first_round = planner.done();
+  }
   while (!planner.done()) {
     const host_clock::time_point th = host_clock::now();
     const std::vector<std::vector<std::uint64_t>> counts =
@@ -527,20 +651,24 @@ multi_gpu_result multi_gpu_sorter::impl::sort(std::span<const multi_gpu_slice> s
   result.plan = planner.plan();
   result.ms.plan += ms_since(tp);
 
-  // Each source lays its slice out by destination, then each destination pulls its pieces.
-  for (std::size_t i = 0; i < g; ++i) scatter<Word>(i, slices[i], result.plan);
-  std::vector<staged_piece> staged;
-  for (std::size_t d = 0; d < g; ++d) {
-    if (fused) arrive(d, result.plan);
-    else exchange(d, result.plan, staged);
-  }
   result.ranges.resize(g);
-  for (std::size_t d = 0; d < g; ++d) {
-    local_sort<Word>(d, result.plan, result.ranges[d]);
-    if (config.in_place)
+  result.first_round_exchange = first_round;
+  std::vector<staged_piece> staged;
+  if (first_round) {
+    first_round_exchange<Word>(slices, result.plan, first_digit, result.ranges);
+  } else {
+    // Each source lays its slice out by destination, then each destination pulls its pieces.
+    for (std::size_t i = 0; i < g; ++i) scatter<Word>(i, slices[i], result.plan);
+    for (std::size_t d = 0; d < g; ++d) {
+      if (fused) arrive(d, result.plan);
+      else exchange(d, result.plan, staged);
+    }
+    for (std::size_t d = 0; d < g; ++d) local_sort<Word>(d, result.plan, result.ranges[d]);
+  }
+  if (config.in_place)
+    for (std::size_t d = 0; d < g; ++d)
       transform<Word>(d, const_cast<void*>(result.ranges[d].d_keys), result.ranges[d].records,
                       false);
-  }
   for (std::size_t i = 0; i < g; ++i) on_slot(i, "synchronize", [&] { slots[i].s.synchronize(); });
 
   for (std::size_t i = 0; i < g; ++i) {
@@ -591,10 +719,12 @@ multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sor
       sl.sort_end = event(sl.device, true);
       sl.scattered = event(sl.device, false);
       sl.h_histogram = pinned_buffer(max_histogram_counters(g, config.digit_bits) * 8, sl.device);
-      if (config.local_algorithm == chunk_algorithm::hrs)
+      if (config.local_algorithm == chunk_algorithm::hrs) {
         sl.hrs_shapes = config.key == multi_gpu_key::u32
                             ? hrs::prepare<std::uint32_t, hrs::no_value>(sl.device, hrs::tuning{})
                             : hrs::prepare<std::uint64_t, hrs::no_value>(sl.device, hrs::tuning{});
+        sl.h_first_digit = pinned_buffer(hrs::radix * sizeof(std::uint64_t), sl.device);
+      }
     });
   }
   m.peer.assign(g, std::vector<bool>(g, false));

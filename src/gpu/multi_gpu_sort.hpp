@@ -4,6 +4,14 @@
 // destination (CUB Onesweep or the hybrid radix sort, multi_gpu_sort_config::local_algorithm).
 // The destinations' ranges, concatenated in order, are the sorted sequence: no merge.
 //
+// With HRS as the local sort and every pair of slots in reach (fused), the exchange is HRS's
+// first counting round: each slot counts its slice's top 8 bits with HRS's histogram pass,
+// which is also the planner's first pass; where that pass already puts every destination
+// boundary on a digit edge (evenly spread keys), each source scatters its keys by top digit
+// straight into the destinations' receive buffers, and each destination sorts from HRS's
+// second round on. One pass fewer per key than exchanging first and sorting after; keys that
+// need a finer plan (skewed top bits) take the general path.
+//
 // One host thread drives every GPU, one stream per slot, events between them. A slot is one
 // entry of the device list; the same device may appear in several slots, so that the whole
 // algorithm, exchange included, runs on a machine with one GPU (slots of one device write or
@@ -13,8 +21,9 @@
 //   scatter   the slice laid out by destination              slice records (none when fused)
 //   receive   the destination's key range                    bound records
 //   alternate the local sort's second buffer                 bound records
-//   sort temp the local sort's temporary storage for bound keys (Onesweep's; HRS's workspace,
-//             about 0.85 bytes a key)
+//   sort temp the local sort's temporary storage for bound keys (Onesweep's), or HRS's
+//             workspace for max(slice, bound) keys (about 0.85 bytes a key), which also
+//             serves the slice's first round
 //   small     histograms and the scatter's per-segment class counts and offsets (16 bytes per
 //             class and 2048 keys: 0.3 % of a slice of u64 keys with 2 slots, 3 classes)
 // where bound = ceil(n / g) + 2 * padding (partition_plan::bound(), capped at n), n the keys
@@ -137,6 +146,9 @@ struct multi_gpu_result {
   std::vector<multi_gpu_range> ranges;
   partition_plan plan;
   multi_gpu_phase_ms ms;
+  /// Whether the exchange was the hybrid radix sort's first round (see the file comment):
+  /// the histogram was HRS's, and the scatter sorted by top digit as it moved the keys.
+  bool first_round_exchange = false;
 };
 
 /**

@@ -83,8 +83,7 @@ gpu::chunk_algorithm exchange_local_sort(const sort_options& options,
     default: return gpu::chunk_algorithm::onesweep;
   }
   if (spread == key_spread::unknown) return gpu::chunk_algorithm::automatic;
-  const bool wide = options.format.key_size == sizeof(std::uint64_t);
-  return spread == key_spread::few_distinct || (spread == key_spread::even && wide)
+  return spread == key_spread::few_distinct || spread == key_spread::even
              ? gpu::chunk_algorithm::hrs
              : gpu::chunk_algorithm::onesweep;
 }

@@ -104,11 +104,13 @@ struct host_facts {
 /**
  * How each GPU of the exchange sort (strategy gpu_exchange, key-only records) sorts its key
  * range: --algorithm onesweep or hrs as asked; auto -> the hybrid radix sort where the sampled
- * keys have few distinct values, or spread evenly and are 64-bit, Onesweep for other sampled
- * keys, and `automatic` for keys not sampled yet (the strategy samples them). Measured on
- * 2 x H100 with 2^30 keys a GPU (tools/bench/results/2026-11-27-h100x2-local-sort/), HRS's
- * local sort against Onesweep's: u64 uniform 0.69x, all equal 0.06x; u32 uniform 1.25x; u64
- * Zipf 1.07x, AND of 2 words 1.05x, of 3 1.39x.
+ * keys spread evenly or have few distinct values, Onesweep for other sampled keys, and
+ * `automatic` for keys not sampled yet (the strategy samples them). Measured on 2 x H100 with
+ * 2^30 keys a GPU, the whole sort by HRS against by Onesweep: u64 uniform 0.59x and u32
+ * uniform 0.84x, where the exchange is HRS's first round
+ * (tools/bench/results/2026-11-27-h100x2-first-round/); the local sorts alone
+ * (2026-11-27-h100x2-local-sort/): all equal 0.06x, u64 Zipf 1.07x, AND of 2 words 1.05x,
+ * of 3 1.39x.
  */
 [[nodiscard]] gpu::chunk_algorithm exchange_local_sort(const sort_options& options,
                                                        key_spread spread) noexcept;

@@ -131,11 +131,11 @@ strategy_result sort_by_exchange(const sort_context& ctx) {
   config.local_algorithm = plan.exchange_local;
   if (config.local_algorithm == gpu::chunk_algorithm::automatic) {
     trace_recorder::scope timer(ctx.trace, "sample keys");
-    config.local_algorithm =
+    const gpu::chunk_algorithm sampled =
         exchange_local_sort(ctx.options, sample_key_spread(ctx.input, format, config.descending));
+    config.local_algorithm =
+        sampled == gpu::chunk_algorithm::automatic ? gpu::chunk_algorithm::onesweep : sampled;
   }
-  if (config.local_algorithm == gpu::chunk_algorithm::automatic)
-    config.local_algorithm = gpu::chunk_algorithm::onesweep;
   std::optional<gpu::multi_gpu_sorter> sorter;
   {
     trace_recorder::scope timer(ctx.trace, "GPU setup");

@@ -92,6 +92,8 @@ struct options {
   std::optional<std::uint64_t> padding;
   bool fuse = true;  ///< multi_gpu_sort_config::fuse_exchange
   gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep;  ///< ::local_algorithm
+  /// Whether the exchange must be (or must not be) HRS's first round; unset: either.
+  std::optional<bool> first_round;
 };
 
 /// Sorts slices of `sizes` keys (on `devices`) with a fresh sorter, or with `reuse`, and
@@ -144,6 +146,7 @@ void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t
   const gpu::multi_gpu_result result = sorter.sort(slices);
   ASSERT_EQ(result.ranges.size(), devices.size());
   EXPECT_EQ(result.plan.total_records, expected.size());
+  if (o.first_round) EXPECT_EQ(result.first_round_exchange, *o.first_round);
   std::vector<Word> got;
   got.reserve(expected.size());
   for (std::size_t d2 = 0; d2 < result.ranges.size(); ++d2) {
@@ -250,7 +253,8 @@ template <typename Word>
 void check_in_place(const std::vector<int>& devices, const std::vector<std::uint64_t>& sizes,
                     dist d, key_type type, bool descending, std::uint64_t seed,
                     bool fuse = true,
-                    gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep) {
+                    gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep,
+                    bool* first_round = nullptr) {
   std::string sizes_text;
   for (const std::uint64_t s : sizes) sizes_text += std::to_string(s) + " ";
   SCOPED_TRACE("in place, devices " + device_list_text(devices) + ", slices " + sizes_text +
@@ -308,6 +312,7 @@ void check_in_place(const std::vector<int>& devices, const std::vector<std::uint
 
   const gpu::multi_gpu_result result = sorter.sort_in_place(sizes);
   ASSERT_EQ(result.ranges.size(), devices.size());
+  if (first_round != nullptr) *first_round = result.first_round_exchange;
   std::vector<Word> got(n);
   std::uint64_t at = 0;
   for (std::size_t d2 = 0; d2 < result.ranges.size(); ++d2) {
@@ -382,6 +387,46 @@ TYPED_TEST(multi_gpu_sort_test, RangesSortedByTheHybridRadixSort) {
   check_sort<TypeParam>(pair, even_split(n, 2), dist::and3, seed, {8, std::nullopt, false, hrs});
   const key_type type = sizeof(TypeParam) == 4 ? key_type::f32 : key_type::i64;
   check_in_place<TypeParam>(pair, even_split(n, 2), dist::zipf, type, true, seed, true, hrs);
+}
+
+TYPED_TEST(multi_gpu_sort_test, ExchangeIsTheHybridRadixSortsFirstRound) {
+  // Evenly spread keys put every destination boundary on a digit edge (within the padding)
+  // after the first histogram: the sources scatter by top digit into the destinations, which
+  // sort from HRS's second round on. One key everywhere needs a finer plan: the general path.
+  const std::uint64_t seed = base_seed() + 10;
+  const gpu::chunk_algorithm hrs = gpu::chunk_algorithm::hrs;
+  const std::uint64_t n = (std::uint64_t{1} << 22) + 3;
+  std::vector<std::vector<int>> pairs = {{0, 0}};
+  if (gpu::device_count() >= 2) pairs.push_back({0, 1});
+  for (const std::vector<int>& pair : pairs) {
+    for (const std::vector<std::uint64_t>& sizes : std::vector<std::vector<std::uint64_t>>{
+             even_split(n, 2), {n, 0}, {0, n}, {n / 4, n - n / 4}})
+      check_sort<TypeParam>(pair, sizes, dist::uniform, seed, {8, std::nullopt, true, hrs, true});
+    // (Each slice of dist::equal has a key of its own: from one slice, one key in all.)
+    check_sort<TypeParam>(pair, {n, 0}, dist::equal, seed, {8, std::nullopt, true, hrs, false});
+    // Not fused, or another digit width: never.
+    check_sort<TypeParam>(pair, even_split(n, 2), dist::uniform, seed,
+                          {8, std::nullopt, false, hrs, false});
+    check_sort<TypeParam>(pair, even_split(n, 2), dist::uniform, seed,
+                          {6, std::nullopt, true, hrs, false});
+    for (const dist d : {dist::equal, dist::zipf, dist::and3, dist::sorted, dist::few})
+      check_sort<TypeParam>(pair, even_split(n, 2), d, seed, {8, std::nullopt, true, hrs});
+    // In place, with the key transforms around it.
+    const key_type type = sizeof(TypeParam) == 4 ? key_type::i32 : key_type::i64;
+    for (const bool descending : {false, true}) {
+      bool first_round = false;
+      check_in_place<TypeParam>(pair, even_split(n, 2), dist::uniform, type, descending, seed,
+                                true, hrs, &first_round);
+      EXPECT_TRUE(first_round);
+    }
+  }
+  if (gpu::device_count() >= 2)
+    check_sort<TypeParam>({1, 0}, even_split(n, 2), dist::uniform, seed,
+                          {8, std::nullopt, true, hrs, true});
+  check_sort<TypeParam>({0, 0, 0}, even_split(n, 3), dist::uniform, seed,
+                        {8, std::nullopt, true, hrs});
+  check_sort<TypeParam>({0, 0, 0}, {n / 2, 0, n - n / 2}, dist::uniform, seed,
+                        {8, std::nullopt, true, hrs});
 }
 
 TEST(multi_gpu_sort_config_test, ExchangeTakesKeyOnlyNumericRecords) {

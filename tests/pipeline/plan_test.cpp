@@ -426,13 +426,15 @@ TEST(ExchangeLocalSort, FollowsTheAlgorithmAndTheSampledKeys) {
   const sort_options wide = u64_options();
   sort_options narrow = u64_options();
   narrow.format = format_preset("u32");
-  // auto: HRS where it measured faster on a GPU's range (64-bit even keys, few distinct keys).
+  // auto: HRS where it measured faster over two GPUs (even keys, whose exchange is HRS's first
+  // round, of either width; few distinct keys), Onesweep for skewed keys.
   EXPECT_EQ(exchange_local_sort(wide, key_spread::even), chunk_algorithm::hrs);
   EXPECT_EQ(exchange_local_sort(wide, key_spread::few_distinct), chunk_algorithm::hrs);
   EXPECT_EQ(exchange_local_sort(wide, key_spread::skewed), chunk_algorithm::onesweep);
   EXPECT_EQ(exchange_local_sort(wide, key_spread::unknown), chunk_algorithm::automatic);
-  EXPECT_EQ(exchange_local_sort(narrow, key_spread::even), chunk_algorithm::onesweep);
+  EXPECT_EQ(exchange_local_sort(narrow, key_spread::even), chunk_algorithm::hrs);
   EXPECT_EQ(exchange_local_sort(narrow, key_spread::few_distinct), chunk_algorithm::hrs);
+  EXPECT_EQ(exchange_local_sort(narrow, key_spread::skewed), chunk_algorithm::onesweep);
   // Asked for by name, whatever the keys.
   sort_options hrs = narrow;
   hrs.algo = algorithm::hrs;

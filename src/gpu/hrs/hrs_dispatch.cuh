@@ -76,6 +76,48 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
           Value* const values[2], std::uint64_t n, std::byte* d_workspace,
           std::size_t workspace_size, cudaStream_t stream, launch_observer* observer = nullptr);
 
+// --- the first round on its own: a multi-GPU exchange ------------------------------------------
+// A sort over several GPUs (multi_gpu_sort.cu) makes HRS's first counting round its exchange:
+// every GPU counts the top digit of its slice (count_first_digit), the host gives each GPU whole
+// digits, every GPU scatters its slice straight into the destinations' buffers at cursors the
+// host computed (scatter_first_digit), and each GPU sorts what it received from the second
+// round on (sort_from_second_round). The keys cross the link once, in a pass that one GPU alone
+// would have made too. Key-only sorts.
+
+/**
+ * Round 0's histogram of the n >= 1 keys at `keys`: enqueues the count of each top digit into
+ * h_counts[0..radix) (page-locked host memory, valid once `stream` is synchronized), and keeps
+ * the key blocks' histograms in the workspace for scatter_first_digit() with the same n.
+ * @throw as sort()
+ */
+template <typename Key>
+void count_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
+                       std::uint64_t n, std::byte* d_workspace, std::size_t workspace_size,
+                       std::uint64_t* h_counts, cudaStream_t stream);
+
+/**
+ * Round 0's scatter after count_first_digit() of the same keys: the keys of top digit d go to
+ * consecutive places from base + cursors[d] (in keys, modulo 2^64: a cursor may reach another
+ * allocation, on another GPU through unified addressing, as its distance from base), in no
+ * particular order within a digit. `cursors` is host memory, read before returning.
+ * @throw as sort()
+ */
+template <typename Key>
+void scatter_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
+                         Key* base, std::uint64_t n, const std::uint64_t* cursors,
+                         std::byte* d_workspace, std::size_t workspace_size, cudaStream_t stream);
+
+/**
+ * Sorts n keys that lie in keys[1] grouped by their top digit, digit_counts[d] of digit d
+ * (host memory, radix entries summing to n), as round 0 would have left them: the sorted keys
+ * end in keys[0]. @throw gpusort::error when the counts do not add up to n; as sort()
+ */
+template <typename Key>
+void sort_from_second_round(const device_shapes& shapes, const tuning& requested,
+                            Key* const keys[2], const std::uint64_t* digit_counts,
+                            std::uint64_t n, std::byte* d_workspace, std::size_t workspace_size,
+                            cudaStream_t stream);
+
 /// "counting 256x16 (4096 keys per block), local 64x9..512x18 in 10 configurations, ...".
 template <typename Key, typename Value>
 [[nodiscard]] std::string describe(const tuning& requested, int compute_capability);

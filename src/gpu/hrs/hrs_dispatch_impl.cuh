@@ -194,6 +194,126 @@ std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested, int cc) 
   return bytes;
 }
 
+namespace detail {
+
+/// The tuning of a sort with `shapes`, resolved and checked against them, and its arguments
+/// over `n` keys with this workspace.
+template <typename Key, typename Value, typename Policy>
+struct launch_setup {
+  tuning t;
+  sort_args<Key, Value> a;
+};
+
+template <typename Key, typename Value, typename Policy>
+launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
+                                              const tuning& requested, Key* const keys[2],
+                                              Value* const values[2], std::uint64_t n,
+                                              std::byte* d_workspace,
+                                              std::size_t workspace_size) {
+  launch_setup<Key, Value, Policy> s;
+  s.t = resolve_with<Policy>(requested);
+  const tuning& t = s.t;
+  bool same_shapes = shapes.counting_threads == t.counting_threads &&
+                     shapes.local_config_count == t.local_config_count;
+  for (int c = 0; same_shapes && c < t.local_config_count; ++c)
+    same_shapes = shapes.local_configs[c] == t.local_configs[c];
+  GPUSORT_EXPECTS(same_shapes, "HRS: the launch shapes were prepared for another tuning");
+  const layout_params lp = layout_params_of<Policy>(sizeof(Key), t);
+  const workspace_layout l = make_layout(n, lp);
+  GPUSORT_EXPECTS(workspace_size >= l.total_bytes,
+                  "HRS: workspace of " + std::to_string(workspace_size) + " bytes, " +
+                      std::to_string(l.total_bytes) + " needed for " + std::to_string(n) +
+                      " keys");
+  sort_args<Key, Value>& a = s.a;
+  for (int i = 0; i < 2; ++i) {
+    a.keys[i] = keys[i];
+    a.values[i] = values[i];
+  }
+  a.n = n;
+  a.keys_per_block = lp.keys_per_block;
+  a.local_threshold = t.local_threshold;
+  a.merge_threshold = t.merge_threshold;
+  a.skew_divisor = t.skew_divisor;
+  a.local_match = t.local_match;
+  a.rank_group_max = t.rank_group_max;
+  a.group_bits = t.group_bits;
+  a.config_count = lp.config_count;
+  auto clamp32 = [](std::uint64_t v) {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, ~std::uint32_t{0}));
+  };
+  for (int c = 0; c < lp.config_count; ++c) {
+    a.config_capacity[c] = lp.config_capacity[c];
+    a.ws.jobs[c] = reinterpret_cast<local_job*>(d_workspace + l.jobs_offset[c]);
+    a.ws.job_capacity[c] = clamp32(l.job_capacity[c]);
+  }
+  a.ws.ctr = reinterpret_cast<counters*>(d_workspace + l.counters_offset);
+  for (int p = 0; p < 2; ++p) {
+    a.ws.buckets[p] = reinterpret_cast<bucket*>(d_workspace + l.buckets_offset[p]);
+    a.ws.bucket_hist[p] =
+        reinterpret_cast<unsigned long long*>(d_workspace + l.bucket_hist_offset[p]);
+    a.ws.blocks[p] = reinterpret_cast<key_block*>(d_workspace + l.blocks_offset[p]);
+  }
+  a.ws.block_hist = reinterpret_cast<std::uint32_t*>(d_workspace + l.block_hist_offset);
+  a.ws.bucket_capacity = clamp32(l.bucket_capacity);
+  a.ws.block_capacity = clamp32(l.block_capacity);
+  return s;
+}
+
+/// Checks a launch and tells the observer.
+inline void launched(launch_observer* observer, const char* kernel, int index,
+                     cudaStream_t stream) {
+  GPUSORT_CUDA_CHECK_LAUNCH();
+  if (observer != nullptr) observer->launched(kernel, index, stream);
+}
+
+/// Zeroes the counters and enqueues round 0's assignment: one bucket of every key (or one
+/// local job where they fit one and `count_all` is false).
+template <typename Key, typename Value, typename Policy>
+void launch_init(const device_shapes& shapes, const launch_setup<Key, Value, Policy>& s,
+                 bool count_all, cudaStream_t stream, launch_observer* observer) {
+  GPUSORT_CUDA_TRY(cudaMemsetAsync(s.a.ws.ctr, 0, sizeof(counters), stream));
+  const std::uint64_t first_blocks = s.a.n / s.a.keys_per_block + 1;
+  const int init_grid = static_cast<int>(std::min<std::uint64_t>(
+      shapes.init_grid, (first_blocks + init_threads - 1) / init_threads));
+  init_kernel<Key, Value, Policy><<<init_grid, init_threads, 0, stream>>>(s.a, count_all);
+  launched(observer, "init", 0, stream);
+}
+
+/// The counting passes of rounds [first, key_digits), then the local sorts: a constant number
+/// of launches per round; a round with no bucket left costs only its launches (every block
+/// reads a zero count and returns).
+template <typename Key, typename Value, typename Policy>
+void launch_rounds(const device_shapes& shapes, const launch_setup<Key, Value, Policy>& s,
+                   int first, cudaStream_t stream, launch_observer* observer) {
+  const int threads = static_cast<int>(s.t.counting_threads);
+  const std::size_t scatter_smem =
+      scatter_smem_bytes<Key, Value>(threads, Policy::counting.keys_per_thread);
+  for (int round = first; round < key_digits<Key>; ++round) {
+    histogram_kernel<Key, Value, Policy><<<shapes.histogram_grid, threads, 0, stream>>>(s.a,
+                                                                                       round);
+    launched(observer, "histogram", round, stream);
+    plan_kernel<Key, Value, Policy><<<shapes.plan_grid, radix, 0, stream>>>(s.a, round);
+    launched(observer, "plan", round, stream);
+    scatter_kernel<Key, Value, Policy>
+        <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(s.a, round);
+    launched(observer, "scatter", round, stream);
+  }
+}
+
+template <typename Key, typename Value, typename Policy>
+void launch_locals(const device_shapes& shapes, const launch_setup<Key, Value, Policy>& s,
+                   cudaStream_t stream, launch_observer* observer) {
+  for (int c = 0; c < s.t.local_config_count; ++c) {
+    const local_config lc = s.t.local_configs[c];
+    const std::size_t smem = local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread);
+    const auto kernel = local_kernel_for<Key, Value, Policy>(lc.keys_per_thread);
+    kernel<<<shapes.local_grid[c], lc.block_threads, smem, stream>>>(s.a, c);
+    launched(observer, "local", c, stream);
+  }
+}
+
+}  // namespace detail
+
 template <typename Key, typename Value>
 void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[2],
           Value* const values[2], std::uint64_t n, std::byte* d_workspace,
@@ -201,84 +321,84 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
   if (n == 0) return;
   with_policy(detail::policies_of<Key, Value>{}, shapes.compute_capability, [&](auto policy) {
     using P = decltype(policy);
-    const tuning t = detail::resolve_with<P>(requested);
-    bool same_shapes = shapes.counting_threads == t.counting_threads &&
-                       shapes.local_config_count == t.local_config_count;
-    for (int c = 0; same_shapes && c < t.local_config_count; ++c)
-      same_shapes = shapes.local_configs[c] == t.local_configs[c];
-    GPUSORT_EXPECTS(same_shapes, "HRS: the launch shapes were prepared for another tuning");
-    const layout_params lp = detail::layout_params_of<P>(sizeof(Key), t);
-    const workspace_layout l = make_layout(n, lp);
-    GPUSORT_EXPECTS(workspace_size >= l.total_bytes,
-                    "HRS: workspace of " + std::to_string(workspace_size) + " bytes, " +
-                        std::to_string(l.total_bytes) + " needed for " + std::to_string(n) +
-                        " keys");
-    sort_args<Key, Value> a;
-    for (int i = 0; i < 2; ++i) {
-      a.keys[i] = keys[i];
-      a.values[i] = values[i];
-    }
-    a.n = n;
-    a.keys_per_block = lp.keys_per_block;
-    a.local_threshold = t.local_threshold;
-    a.merge_threshold = t.merge_threshold;
-    a.skew_divisor = t.skew_divisor;
-    a.local_match = t.local_match;
-    a.rank_group_max = t.rank_group_max;
-    a.group_bits = t.group_bits;
-    a.config_count = lp.config_count;
-    auto clamp32 = [](std::uint64_t v) {
-      return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, ~std::uint32_t{0}));
-    };
-    for (int c = 0; c < lp.config_count; ++c) {
-      a.config_capacity[c] = lp.config_capacity[c];
-      a.ws.jobs[c] = reinterpret_cast<local_job*>(d_workspace + l.jobs_offset[c]);
-      a.ws.job_capacity[c] = clamp32(l.job_capacity[c]);
-    }
-    a.ws.ctr = reinterpret_cast<counters*>(d_workspace + l.counters_offset);
-    for (int p = 0; p < 2; ++p) {
-      a.ws.buckets[p] = reinterpret_cast<bucket*>(d_workspace + l.buckets_offset[p]);
-      a.ws.bucket_hist[p] =
-          reinterpret_cast<unsigned long long*>(d_workspace + l.bucket_hist_offset[p]);
-      a.ws.blocks[p] = reinterpret_cast<key_block*>(d_workspace + l.blocks_offset[p]);
-    }
-    a.ws.block_hist = reinterpret_cast<std::uint32_t*>(d_workspace + l.block_hist_offset);
-    a.ws.bucket_capacity = clamp32(l.bucket_capacity);
-    a.ws.block_capacity = clamp32(l.block_capacity);
+    const auto s = detail::setup_launch<Key, Value, P>(shapes, requested, keys, values, n,
+                                                       d_workspace, workspace_size);
+    detail::launch_init(shapes, s, false, stream, observer);
+    if (n > s.t.local_threshold) detail::launch_rounds(shapes, s, 0, stream, observer);
+    detail::launch_locals(shapes, s, stream, observer);
+  });
+}
 
-    GPUSORT_CUDA_TRY(cudaMemsetAsync(a.ws.ctr, 0, sizeof(counters), stream));
-    const std::uint64_t first_blocks = n / lp.keys_per_block + 1;
-    const int init_grid = static_cast<int>(std::min<std::uint64_t>(
-        shapes.init_grid, (first_blocks + detail::init_threads - 1) / detail::init_threads));
-    auto launched = [&](const char* kernel, int index) {
-      GPUSORT_CUDA_CHECK_LAUNCH();
-      if (observer != nullptr) observer->launched(kernel, index, stream);
-    };
-    init_kernel<Key, Value, P><<<init_grid, detail::init_threads, 0, stream>>>(a);
-    launched("init", 0);
-    if (n > t.local_threshold) {
-      // A constant number of launches per round; a round with no bucket left costs only its
-      // launches (every block reads a zero count and returns).
-      const int threads = static_cast<int>(t.counting_threads);
-      const std::size_t scatter_smem =
-          scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
-      for (int round = 0; round < key_digits<Key>; ++round) {
-        histogram_kernel<Key, Value, P><<<shapes.histogram_grid, threads, 0, stream>>>(a, round);
-        launched("histogram", round);
-        plan_kernel<Key, Value, P><<<shapes.plan_grid, radix, 0, stream>>>(a, round);
-        launched("plan", round);
-        scatter_kernel<Key, Value, P>
-            <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(a, round);
-        launched("scatter", round);
-      }
-    }
-    for (int c = 0; c < lp.config_count; ++c) {
-      const local_config lc = t.local_configs[c];
-      const std::size_t smem = local_smem_bytes<Key, Value>(lc.block_threads, lc.keys_per_thread);
-      const auto kernel = detail::local_kernel_for<Key, Value, P>(lc.keys_per_thread);
-      kernel<<<shapes.local_grid[c], lc.block_threads, smem, stream>>>(a, c);
-      launched("local", c);
-    }
+template <typename Key>
+void count_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
+                       std::uint64_t n, std::byte* d_workspace, std::size_t workspace_size,
+                       std::uint64_t* h_counts, cudaStream_t stream) {
+  GPUSORT_EXPECTS(n >= 1, "HRS: counting the first digit of no keys");
+  with_policy(detail::policies_of<Key, no_value>{}, shapes.compute_capability, [&](auto policy) {
+    using P = decltype(policy);
+    Key* const k[2] = {const_cast<Key*>(keys), nullptr};
+    no_value* const v[2] = {nullptr, nullptr};
+    const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, k, v, n,
+                                                          d_workspace, workspace_size);
+    detail::launch_init(shapes, s, true, stream, nullptr);
+    histogram_kernel<Key, no_value, P>
+        <<<shapes.histogram_grid, static_cast<int>(s.t.counting_threads), 0, stream>>>(s.a, 0);
+    detail::launched(nullptr, "histogram", 0, stream);
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(h_counts, s.a.ws.bucket_hist[0],
+                                     radix * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                                     stream));
+  });
+}
+
+template <typename Key>
+void scatter_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
+                         Key* base, std::uint64_t n, const std::uint64_t* cursors,
+                         std::byte* d_workspace, std::size_t workspace_size,
+                         cudaStream_t stream) {
+  GPUSORT_EXPECTS(n >= 1, "HRS: scattering no keys");
+  with_policy(detail::policies_of<Key, no_value>{}, shapes.compute_capability, [&](auto policy) {
+    using P = decltype(policy);
+    Key* const k[2] = {const_cast<Key*>(keys), base};
+    no_value* const v[2] = {nullptr, nullptr};
+    const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, k, v, n,
+                                                          d_workspace, workspace_size);
+    first_round_cursors c;
+    std::copy(cursors, cursors + radix, c.at);
+    set_cursors_kernel<Key, no_value, P><<<1, radix, 0, stream>>>(s.a, c);
+    detail::launched(nullptr, "cursors", 0, stream);
+    const int threads = static_cast<int>(s.t.counting_threads);
+    scatter_kernel<Key, no_value, P>
+        <<<shapes.scatter_grid, threads,
+           scatter_smem_bytes<Key, no_value>(threads, P::counting.keys_per_thread), stream>>>(
+            s.a, 0);
+    detail::launched(nullptr, "scatter", 0, stream);
+  });
+}
+
+template <typename Key>
+void sort_from_second_round(const device_shapes& shapes, const tuning& requested,
+                            Key* const keys[2], const std::uint64_t* digit_counts,
+                            std::uint64_t n, std::byte* d_workspace, std::size_t workspace_size,
+                            cudaStream_t stream) {
+  std::uint64_t total = 0;
+  for (int d = 0; d < radix; ++d) total += digit_counts[d];
+  GPUSORT_EXPECTS(total == n, "HRS: digit counts of " + std::to_string(total) + " keys for " +
+                                  std::to_string(n));
+  if (n == 0) return;
+  with_policy(detail::policies_of<Key, no_value>{}, shapes.compute_capability, [&](auto policy) {
+    using P = decltype(policy);
+    no_value* const v[2] = {nullptr, nullptr};
+    const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, keys, v, n,
+                                                          d_workspace, workspace_size);
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(s.a.ws.ctr, 0, sizeof(counters), stream));
+    first_round_counts c;
+    std::copy(digit_counts, digit_counts + radix, c.count);
+    seed_second_round_kernel<Key, no_value, P><<<1, radix, 0, stream>>>(s.a, c);
+    detail::launched(nullptr, "seed", 0, stream);
+    plan_kernel<Key, no_value, P><<<shapes.plan_grid, radix, 0, stream>>>(s.a, 0);
+    detail::launched(nullptr, "plan", 0, stream);
+    detail::launch_rounds(shapes, s, 1, stream, nullptr);
+    detail::launch_locals(shapes, s, stream, nullptr);
   });
 }
 
@@ -316,3 +436,15 @@ std::string describe(const tuning& requested, int cc) {
       gpusort::gpu::hrs::launch_observer*);                                                      \
   template std::string gpusort::gpu::hrs::describe<KEY, VALUE>(const gpusort::gpu::hrs::tuning&, \
                                                                int);
+
+/// Explicit instantiations of the first-round entries (key-only sorts) for one key type.
+#define GPUSORT_HRS_INSTANTIATE_FIRST_ROUND(KEY)                                                 \
+  template void gpusort::gpu::hrs::count_first_digit<KEY>(                                       \
+      const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&, const KEY*,    \
+      std::uint64_t, std::byte*, std::size_t, std::uint64_t*, cudaStream_t);                     \
+  template void gpusort::gpu::hrs::scatter_first_digit<KEY>(                                     \
+      const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&, const KEY*,    \
+      KEY*, std::uint64_t, const std::uint64_t*, std::byte*, std::size_t, cudaStream_t);         \
+  template void gpusort::gpu::hrs::sort_from_second_round<KEY>(                                  \
+      const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&,                 \
+      KEY* const[2], const std::uint64_t*, std::uint64_t, std::byte*, std::size_t, cudaStream_t);

@@ -47,16 +47,16 @@ __device__ __forceinline__ void report_overflow(counters* ctr) { atomicExch(&ctr
 // --- initial assignment ------------------------------------------------------------------------
 
 /**
- * Round 0: one bucket of all n keys split into key blocks, or, when n fits a local sort, one
- * local job. The counters were zeroed before.
+ * Round 0: one bucket of all n keys split into key blocks, or, when n fits a local sort and
+ * `count_all` is false, one local job. The counters were zeroed before.
  */
 template <typename Key, typename Value, typename Policy>
-__global__ void init_kernel(sort_args<Key, Value> a) {
+__global__ void init_kernel(sort_args<Key, Value> a, bool count_all) {
   const std::uint64_t kpb = a.keys_per_block;
   const std::uint64_t n = a.n;
   const std::uint64_t tid = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
-  if (n <= a.local_threshold) {
+  if (n <= a.local_threshold && !count_all) {
     if (tid == 0 && n > 0) {
       const int c = config_for(a, n);
       a.ws.jobs[c][0] = local_job{0, static_cast<std::uint32_t>(n), 0};
@@ -76,6 +76,39 @@ __global__ void init_kernel(sort_args<Key, Value> a) {
     a.ws.blocks[0][b] =
         key_block{first, static_cast<std::uint32_t>(n - first < kpb ? n - first : kpb), 0};
   }
+}
+
+/// Round 0's scatter cursors, chosen by the caller (digit d's keys go to base + at[d] on):
+/// one per digit, written over the counts of the round's only bucket.
+struct first_round_cursors {
+  std::uint64_t at[radix];
+};
+
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(radix) set_cursors_kernel(sort_args<Key, Value> a,
+                                                             first_round_cursors c) {
+  a.ws.bucket_hist[0][threadIdx.x] = c.at[threadIdx.x];
+}
+
+/// Digit counts of keys that someone else already partitioned by their top digit, laid out
+/// digit after digit in keys[1] (what round 0's scatter would have left).
+struct first_round_counts {
+  std::uint64_t count[radix];
+};
+
+/**
+ * Round 0 as its histogram pass would have left it for the plan: one bucket of all n keys with
+ * these digit counts. Its extremes are left unequal, so that the plan partitions it (a bucket
+ * of equal keys stops in round 2). The counters were zeroed before; one block of radix threads.
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(radix) seed_second_round_kernel(sort_args<Key, Value> a,
+                                                                  first_round_counts c) {
+  if (threadIdx.x == 0) {
+    a.ws.buckets[0][0] = bucket{0, a.n, 0, ~std::uint64_t{0}, 0, 0};
+    a.ws.ctr->buckets[0] = 1;
+  }
+  a.ws.bucket_hist[0][threadIdx.x] = c.count[threadIdx.x];
 }
 
 // --- counting pass 1: histograms ----------------------------------------------------------------
@@ -498,7 +531,9 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
     for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) {
       const Key key = tile[i];
       const std::uint64_t to = s_delta[block::digit_of(key, shift)] + i;
-      dst[to] = key;
+      // Unsigned address arithmetic: round 0's cursors may reach another allocation (another
+      // GPU's, through unified addressing) as an index from dst modulo 2^64.
+      *reinterpret_cast<Key*>(reinterpret_cast<std::uintptr_t>(dst) + to * sizeof(Key)) = key;
       if constexpr (has_values<Value>) a.values[next][to] = value_stage[index_tile[i]];
     }
   }

@@ -15,11 +15,13 @@
 
 #include "common/tool_support.hpp"
 #include "core/parse_size.hpp"
+#include "gpu/chunk_sorter.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_keys.cuh"
 #include "gpu/device_memory.cuh"
 #include "gpu/multi_gpu_sort.hpp"
 #include "gpusort/error.hpp"
+#include "gpusort/record_format.hpp"
 
 namespace po = boost::program_options;
 using namespace gpusort;
@@ -97,11 +99,41 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/// one_slot: the total and the local sort alone of the one-slot sort, once it ran.
+/// one_slot: the total of the one-slot sort, once it ran; alone_ms: the local algorithm alone.
 struct one_slot_times {
   double total_ms = 0;
-  double local_ms = 0;
+  double alone_ms = 0;
 };
+
+/// The local algorithm alone, as the single-GPU command sorts a chunk (gpu::chunk_sorter), on
+/// the first device over all the keys: what the slots are measured against. CUDA events around
+/// the sort, median of --repeat.
+template <typename Word>
+double alone_ms(const options& o) {
+  const int device = o.devices.front();
+  gpu::device_guard guard(device);
+  const auto sorter =
+      gpu::make_chunk_sorter(o.local, format_preset(sizeof(Word) == 4 ? "u32" : "u64"), false);
+  gpu::device_buffer data(sorter->slot_bytes(o.keys), device);
+  gpu::device_buffer aux(sorter->slot_bytes(o.keys), device);
+  gpu::device_buffer workspace(std::max<std::uint64_t>(1, sorter->workspace_bytes(o.keys)),
+                               device);
+  gpu::stream s(device);
+  const gpu::event begin(device, true);
+  const gpu::event end(device, true);
+  std::vector<double> times;
+  for (int r = 0; r < o.warmup + o.repeat; ++r) {
+    test::generate_keys<Word>(reinterpret_cast<Word*>(data.data()), o.keys, o.dist, 0x5eed,
+                              s.get());
+    begin.record(s.get());
+    (void)sorter->sort({data.data(), aux.data(), workspace.data(), workspace.size()}, o.keys,
+                       s.get(), {}, {});
+    end.record(s.get());
+    s.synchronize();
+    if (r >= o.warmup) times.push_back(gpu::elapsed_ms(begin, end));
+  }
+  return median(times);
+}
 
 template <typename Word>
 void run_slots(const options& o, const std::vector<int>& devices, one_slot_times& one_slot) {
@@ -135,6 +167,7 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
 
   std::vector<double> hist, plan, scatter, exchange, local, total;
   gpu::multi_gpu_result last;
+  bool first_round = true;
   for (int r = 0; r < o.warmup + o.repeat; ++r) {
     gpu::multi_gpu_result result = sorter.sort(slices);
     validate<Word>(result, o.keys);
@@ -145,6 +178,7 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
     exchange.push_back(result.ms.exchange);
     local.push_back(result.ms.local_sort);
     total.push_back(result.ms.total);
+    first_round = first_round && result.first_round_exchange;
     last = std::move(result);
   }
   std::uint64_t most = 0;
@@ -152,8 +186,9 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
   std::string list;
   for (std::size_t i = 0; i < g; ++i) list += (i ? " " : "") + std::to_string(devices[i]);
   const double t = median(total);
-  if (g == 1) one_slot = {t, median(local)};
-  std::printf("%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f\n",
+  if (g == 1) one_slot.total_ms = t;
+  std::printf(
+      "%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f,%.3f,%d\n",
               list.c_str(), g, gpu::to_string(o.key).c_str(), o.dist.name().c_str(),
               static_cast<unsigned long long>(o.keys), median(hist), median(plan),
               median(scatter), median(exchange), median(local), t,
@@ -161,16 +196,18 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
               static_cast<unsigned long long>(most),
               static_cast<unsigned long long>(last.plan.bound()),
               one_slot.total_ms > 0 && t > 0 ? one_slot.total_ms / t : 0.0,
-              gpu::to_string(o.local),
-              one_slot.local_ms > 0 && t > 0 ? one_slot.local_ms / t : 0.0);
+              gpu::to_string(o.local), one_slot.alone_ms,
+              one_slot.alone_ms > 0 && t > 0 ? one_slot.alone_ms / t : 0.0, first_round ? 1 : 0);
   std::fflush(stdout);
 }
 
 int run(const options& o) {
   std::printf("devices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,exchange_ms,"
               "local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,speedup_vs_1,local,"
-              "speedup_vs_alone\n");
+              "alone_ms,speedup_vs_alone,first_round\n");
   one_slot_times one_slot;
+  one_slot.alone_ms = o.key == gpu::multi_gpu_key::u32 ? alone_ms<std::uint32_t>(o)
+                                                       : alone_ms<std::uint64_t>(o);
   const std::size_t first = o.only_all ? o.devices.size() : 1;
   for (std::size_t g = first; g <= o.devices.size(); ++g) {
     const std::vector<int> devices(o.devices.begin(),
@@ -190,9 +227,11 @@ int main(int argc, char** argv) try {
       "--devices (keys generated on each GPU, split evenly), the median of --repeat sorts per "
       "phase, as CSV:\ndevices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,"
       "exchange_ms,local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,"
-      "speedup_vs_1,local,speedup_vs_alone (device phases: the slowest slot; total: host clock; "
-      "speedup_vs_1: against the one-slot sort's total, speedup_vs_alone: against its local "
-      "sort alone, which is the whole single-GPU sort of the same keys)\n\nOptions");
+      "speedup_vs_1,local,alone_ms,speedup_vs_alone,first_round (device phases: the slowest "
+      "slot; total: host clock; speedup_vs_1: against the one-slot sort's total; alone_ms: the "
+      "local algorithm alone sorting all the keys on the first device, as the single-GPU "
+      "command does, CUDA events; speedup_vs_alone: alone_ms / total_ms; first_round: 1 when "
+      "every sort's exchange was HRS's first round)\n\nOptions");
   desc.add_options()
       ("devices", po::value<std::string>()->value_name("LIST"),
        "device ids, comma-separated; repeats run several slots on one GPU (default 0)")
