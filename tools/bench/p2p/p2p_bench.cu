@@ -1,7 +1,9 @@
 // gpusort-bench-p2p: for each ordered pair of the selected GPUs, the bandwidth of a peer copy
-// (cudaMemcpyPeerAsync, peer access enabled where the pair has it) and of the same bytes staged
-// through page-locked host memory (D2H, then H2D); with one GPU, the copy within it and the
-// staged D2H/H2D. Timed with CUDA events, the median of --repeat runs, as CSV on stdout.
+// (cudaMemcpyPeerAsync, peer access enabled where the pair has it), of a kernel that stores
+// into the peer's memory (what the multi-GPU sort's scatter does), one way and both ways at
+// once, and of the same bytes staged through page-locked host memory (D2H, then H2D); with
+// one GPU, the copy within it and the staged D2H/H2D. Timed with CUDA events, the median of
+// --repeat runs, as CSV on stdout.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -62,6 +64,29 @@ struct device_side {
     s.synchronize();
   }
 };
+
+/// Copies n words from src to dst, a grid-stride loop of coalesced stores: with dst in a peer's
+/// memory, each warp's stores cross the link as the scatter's do.
+template <typename Word>
+__global__ void store_kernel(const Word* src, Word* dst, std::uint64_t n) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
+    dst[i] = src[i];
+}
+
+/// Enqueues store_kernel of `bytes` from `from` into `to` on `stream` (the current device's).
+template <typename Word>
+void launch_stores(const std::byte* from, std::byte* to, std::size_t bytes, cudaStream_t stream) {
+  constexpr int threads = 512;
+  int device = 0;
+  int sms = 0;
+  GPUSORT_CUDA_TRY(cudaGetDevice(&device));
+  GPUSORT_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  store_kernel<Word><<<sms * 4, threads, 0, stream>>>(reinterpret_cast<const Word*>(from),
+                                                       reinterpret_cast<Word*>(to),
+                                                       bytes / sizeof(Word));
+  GPUSORT_CUDA_CHECK_LAUNCH();
+}
 
 /// Milliseconds of `copy` enqueued on `side`'s stream between its two events.
 template <typename Copy>
@@ -155,6 +180,34 @@ int run(const options& o) {
           });
         });
         print_row(from.id, to.id, "p2p", peer, o.bytes, p2p);
+        if (peer) {
+          // Stores by a kernel of the source, 8 and 16 bytes a thread; "both": the pair's
+          // other direction at the same time (the exchange), the slower side's time.
+          gpu::enable_peer_access(to.id, from.id);
+          auto stores = [&](auto word, bool both) {
+            using Word = decltype(word);
+            return measured(o, [&] {
+              to.s.synchronize();
+              if (both) {
+                gpu::device_guard guard(to.id);
+                to.begin.record(to.s.get());
+                launch_stores<Word>(to.src.data(), from.dst.data(), bytes, to.s.get());
+                to.end.record(to.s.get());
+              }
+              gpu::device_guard guard(from.id);
+              const double ms = timed_ms(from, [&] {
+                launch_stores<Word>(from.src.data(), to.dst.data(), bytes, from.s.get());
+              });
+              if (!both) return ms;
+              to.end.synchronize();
+              return std::max(ms, static_cast<double>(gpu::elapsed_ms(to.begin, to.end)));
+            });
+          };
+          print_row(from.id, to.id, "kernel8", peer, o.bytes, stores(std::uint64_t{}, false));
+          print_row(from.id, to.id, "kernel16", peer, o.bytes, stores(uint4{}, false));
+          print_row(from.id, to.id, "kernel8-both", peer, o.bytes, stores(std::uint64_t{}, true));
+          print_row(from.id, to.id, "kernel16-both", peer, o.bytes, stores(uint4{}, true));
+        }
       }
       // Staged: D2H on the source, then H2D on the destination, one after the other (events
       // of two devices cannot be compared, so each leg is timed on its own device).
@@ -192,8 +245,10 @@ int main(int argc, char** argv) try {
       std::string("Usage: ") + tool_name +
       " [OPTION]...\nCopy bandwidth between GPUs: peer to peer and staged through page-locked "
       "host memory, for each ordered pair (within the GPU, and D2H/H2D, for one), as CSV:\n"
-      "from,to,kind(d2d|p2p|d2h|h2d|staged),peer_access,bytes,median_ms,median_gb_s,min_ms,"
-      "max_ms (GB = 1e9 bytes; staged = D2H then H2D, not overlapped)\n\nOptions");
+      "from,to,kind(d2d|p2p|kernel8|kernel16|kernel8-both|kernel16-both|d2h|h2d|staged),"
+      "peer_access,bytes,median_ms,median_gb_s,min_ms,max_ms (GB = 1e9 bytes; kernelW: a "
+      "kernel of the source storing W bytes a thread into the peer, -both with the other "
+      "direction at once; staged = D2H then H2D, not overlapped)\n\nOptions");
   desc.add_options()
       ("devices", po::value<std::string>()->value_name("LIST"),
        "all (default) or device ids, comma-separated")
