@@ -30,10 +30,12 @@ enum class chunk_algorithm : std::uint8_t {
  * (gpu/hrs_round_estimate.hpp). HRS when
  * - from `min_records` records on, the keys leave HRS at most `few_keys_rounds` scatter rounds
  *   (few distinct keys), or
- * - from `even_min_records` records on, they leave it at most `even_rounds` rounds and, below
- *   `skew_tolerant_records`, spread over the top digit about evenly (concentration at most
- *   `even_concentration`): HRS's margin is thinner on smaller chunks, where Zipf keys already
- *   lose.
+ * - from `even_min_records` up to `even_max_records` records, they leave it at most
+ *   `even_rounds` rounds and, below `skew_tolerant_records`, spread over the top digit about
+ *   evenly (concentration at most `even_concentration`): HRS's margin is thinner on smaller
+ *   chunks, where Zipf keys already lose. Past `even_max_records` evenly spread keys need a
+ *   third counting round, which a sample of hrs_key_sample_size keys cannot see (two rounds
+ *   leave 2^16 buckets).
  */
 struct hrs_crossover {
   std::uint32_t key_size;
@@ -41,6 +43,7 @@ struct hrs_crossover {
   std::uint64_t min_records;
   double few_keys_rounds;
   std::uint64_t even_min_records;
+  std::uint64_t even_max_records;
   double even_rounds;
   std::uint64_t skew_tolerant_records;
   double even_concentration;
@@ -61,16 +64,22 @@ inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 /// - 32-bit keys: uniform 0.88 at 2^28, 0.89 at 2^26, 1.06 at 2^24, 1.23 at 2^22; sorted 0.95
 ///   at 2^28 but 1.11 at 2^26 (the same rounds and concentration as uniform keys), hence even
 ///   keys from 2^27 on; every skewed distribution loses (1.3-1.8: Zipf concentration 1.5, AND
-///   of 2 5.9); all equal wins (0.86 at 2^22, 0.17 at 2^26, 0.13 at 2^28).
+///   of 2 5.9); all equal wins (0.86 at 2^22, 0.17 at 2^26, 0.13 at 2^28). Larger chunks
+///   (tools/bench/results/2026-11-27-h100x2-first-round/hrs-u32-sizes.txt): uniform 0.97 and
+///   sorted 0.98 at 2^29, but 1.30 and 1.50 at 2^30, 1.30 and 1.53 at 2^31: from about
+///   9216 x 2^16 keys (the local threshold times the buckets of two rounds) the buckets need a
+///   third round. 64-bit keys keep their margin there (2^31 uniform: 0.70).
 /// - Pairs (auto gives records with a payload to Onesweep anyway): HRS is 1.67x faster for
 ///   uniform 64/64 pairs but slower for skewed ones and for 32/32 pairs (1.17): never.
 inline constexpr hrs_crossover hrs_crossovers[] = {
-    {4, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 27, 2.4, hrs_never, 1.2},
-    {8, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 22, 2.4, std::uint64_t{1} << 27, 1.2},
-    {4, 4, hrs_never, 0, hrs_never, 0, hrs_never, 0},
-    {4, 8, hrs_never, 0, hrs_never, 0, hrs_never, 0},
-    {8, 4, hrs_never, 0, hrs_never, 0, hrs_never, 0},
-    {8, 8, hrs_never, 0, hrs_never, 0, hrs_never, 0},
+    {4, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 27, std::uint64_t{9216} << 16, 2.4,
+     hrs_never, 1.2},
+    {8, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 22, hrs_never, 2.4,
+     std::uint64_t{1} << 27, 1.2},
+    {4, 4, hrs_never, 0, hrs_never, 0, 0, hrs_never, 0},
+    {4, 8, hrs_never, 0, hrs_never, 0, 0, hrs_never, 0},
+    {8, 4, hrs_never, 0, hrs_never, 0, 0, hrs_never, 0},
+    {8, 8, hrs_never, 0, hrs_never, 0, 0, hrs_never, 0},
 };
 
 /// The fewest records for which a crossover may choose HRS.
@@ -99,7 +108,8 @@ inline constexpr hrs_crossover hrs_crossovers[] = {
   if (records >= c->min_records && scatter_rounds <= c->few_keys_rounds)
     return chunk_algorithm::hrs;
   const bool even = records >= c->skew_tolerant_records || concentration <= c->even_concentration;
-  return records >= c->even_min_records && scatter_rounds <= c->even_rounds && even
+  return records >= c->even_min_records && records <= c->even_max_records &&
+                 scatter_rounds <= c->even_rounds && even
              ? chunk_algorithm::hrs
              : chunk_algorithm::onesweep;
 }

@@ -77,7 +77,11 @@ class auto_sorter final : public chunk_sorter {
       os << "hrs for chunks whose " << hrs_key_sample_size << " sampled keys predict at most "
          << crossover_->few_keys_rounds << " scatter rounds (from " << crossover_->min_records
          << " records), or at most " << crossover_->even_rounds << " and spread evenly (from "
-         << crossover_->even_min_records << " records; top-digit concentration at most "
+         << crossover_->even_min_records << " records"
+         << (crossover_->even_max_records == hrs_never
+                 ? std::string()
+                 : " to " + std::to_string(crossover_->even_max_records))
+         << "; top-digit concentration at most "
          << crossover_->even_concentration << " below " << crossover_->skew_tolerant_records
          << " records), else onesweep";
     else

@@ -155,6 +155,9 @@ TEST(HrsRoundEstimate, AutoPicksTheSorterThatMeasuredFaster) {
       {dist::zipf, 32, 26, chunk_algorithm::onesweep},     // 1.55
       {dist::uniform, 32, 22, chunk_algorithm::onesweep},  // 1.23
       {dist::equal, 32, 22, chunk_algorithm::hrs},         // 0.86
+      {dist::uniform, 32, 29, chunk_algorithm::hrs},       // 0.97
+      {dist::uniform, 32, 30, chunk_algorithm::onesweep},  // 1.30 (a third round)
+      {dist::sorted, 32, 31, chunk_algorithm::onesweep},   // 1.53
   };
   for (const measured_case& c : cases) {
     const std::uint64_t records = std::uint64_t{1} << c.log2n;

@@ -4,7 +4,8 @@
 // force deep recursion, merged buckets and every local configuration at small sizes; for
 // key+value pairs, CUB's keys and, within each run of equal keys, the same multiset of values.
 // The alternate buffers and the workspace are poisoned first; the model's bounds must hold (no
-// overflow). Through the run former: every key type, order and record layout against the
+// overflow). The first round split out (count, scatter through cursors, the sort from the
+// second round) as the multi-GPU exchange runs it. Through the run former: every key type, order and record layout against the
 // std::stable_sort oracle. GPUSORT_HRS_TEST_MAX_KEYS caps the sizes (sanitizer runs).
 #include <gtest/gtest.h>
 
@@ -138,6 +139,61 @@ class hrs_test : public gpu_test {
     }
   }
 
+  /// The first round split out as a multi-GPU exchange runs it: counts, a scatter by top digit
+  /// through cursors taken from another allocation's address (as a peer's buffer is reached),
+  /// then the sort from the second round on; the same keys as CUB's.
+  void check_first_round(std::uint64_t n, const key_distribution& dist) {
+    if (n > max_keys()) return;
+    const std::uint64_t seed = base_seed() ^ (n * 0x51ed27ull) ^ static_cast<std::uint64_t>(dist.what);
+    SCOPED_TRACE("first round, u" + std::to_string(8 * sizeof(Key)) + " n=" + std::to_string(n) +
+                 " " + dist.name() + " seed=" + std::to_string(seed));
+    cudaStream_t s = stream_.get();
+    const gpu::hrs::tuning tuning = with_env({});
+    const std::uint64_t hrs_ws =
+        gpu::hrs::workspace_bytes<Key, no_value>(n, tuning, shapes_.compute_capability);
+    const std::uint64_t cub_ws =
+        gpu::detail::onesweep_keys_temp_bytes<Key>(static_cast<std::uint32_t>(n));
+    buffers_.reserve(n, hrs_ws, cub_ws);
+    generate_keys<Key>(buffers_.keys(0), n, dist, seed, s);
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(buffers_.keys(2), buffers_.keys(0), n * sizeof(Key),
+                                     cudaMemcpyDeviceToDevice, s));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.keys(1), 0xA5, n * sizeof(Key), s));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.hrs_workspace().data(), 0xA5, hrs_ws, s));
+    const bool in_alternate = gpu::detail::onesweep_sort_keys<Key>(
+        buffers_.cub_workspace().data(), buffers_.cub_workspace().size(), buffers_.keys(2),
+        buffers_.keys(3), static_cast<std::uint32_t>(n), s);
+    // CUB's result moves to keys(2), so that keys(3) can be the scatter's base.
+    if (in_alternate)
+      GPUSORT_CUDA_TRY(cudaMemcpyAsync(buffers_.keys(2), buffers_.keys(3), n * sizeof(Key),
+                                       cudaMemcpyDeviceToDevice, s));
+
+    gpu::pinned_buffer counts_host(gpu::hrs::radix * sizeof(std::uint64_t), 0);
+    auto* counts = reinterpret_cast<std::uint64_t*>(counts_host.data());
+    gpu::hrs::count_first_digit<Key>(shapes_, tuning, buffers_.keys(0), n,
+                                     buffers_.hrs_workspace().data(), hrs_ws, counts, s);
+    stream_.synchronize();
+    std::vector<std::uint64_t> cursors(gpu::hrs::radix);
+    const auto target = reinterpret_cast<std::uintptr_t>(buffers_.keys(1));
+    const auto base = reinterpret_cast<std::uintptr_t>(buffers_.keys(3));
+    std::uint64_t at = 0;
+    for (int d = 0; d < gpu::hrs::radix; ++d) {
+      cursors[d] = (target - base) / sizeof(Key) + at;
+      at += counts[d];
+    }
+    ASSERT_EQ(at, n);
+    gpu::hrs::scatter_first_digit<Key>(shapes_, tuning, buffers_.keys(0), buffers_.keys(3), n,
+                                       cursors.data(), buffers_.hrs_workspace().data(), hrs_ws,
+                                       s);
+    const std::vector<std::uint64_t> digit_counts(counts, counts + gpu::hrs::radix);
+    Key* const keys[2] = {buffers_.keys(0), buffers_.keys(1)};
+    gpu::hrs::sort_from_second_round<Key>(shapes_, tuning, keys, digit_counts.data(), n,
+                                          buffers_.hrs_workspace().data(), hrs_ws, s);
+    const compare_result r =
+        compare_keys<Key>(buffers_.keys(0), buffers_.keys(2), n, buffers_.scratch(), s);
+    EXPECT_EQ(r.mismatches, 0u) << "first difference at key " << r.first;
+    EXPECT_EQ(gpu::hrs::read_counters(buffers_.hrs_workspace().data(), s).overflow, 0u);
+  }
+
   gpu::stream stream_;
   gpu::hrs::device_shapes shapes_;
   sort_bench_buffers<Key> buffers_;
@@ -191,6 +247,22 @@ TYPED_TEST(hrs_test, SmallThresholdsRecurseDeep) {
   for (const key_distribution& d : all_distributions()) this->check(200001, d, no_merge);
   const gpu::hrs::tuning wide_merge{2048, 1024};
   for (const key_distribution& d : all_distributions()) this->check(300007, d, wide_merge);
+}
+
+TYPED_TEST(hrs_test, FirstRoundSplitOutAsTheMultiGpuExchangeRunsIt) {
+  const gpu::hrs::tuning t =
+      gpu::hrs::resolve<TypeParam, no_value>({}, this->shapes_.compute_capability);
+  const std::uint64_t threshold = t.local_threshold;
+  for (const std::uint64_t n : std::vector<std::uint64_t>{1, 2, 1000, threshold, threshold + 1,
+                                                          100003, (std::uint64_t{1} << 22) + 1})
+    for (const key_distribution& d : all_distributions()) this->check_first_round(n, d);
+  // Counts that do not add up to n are refused.
+  std::vector<std::uint64_t> counts(gpu::hrs::radix, 0);
+  counts[0] = 5;
+  TypeParam* const keys[2] = {nullptr, nullptr};
+  EXPECT_THROW(gpu::hrs::sort_from_second_round<TypeParam>(this->shapes_, {}, keys, counts.data(),
+                                                           6, nullptr, 0, this->stream_.get()),
+               error);
 }
 
 TYPED_TEST(hrs_test, WorkspaceFollowsTheModel) {

@@ -400,7 +400,7 @@ TYPED_TEST(multi_gpu_sort_test, ExchangeIsTheHybridRadixSortsFirstRound) {
   if (gpu::device_count() >= 2) pairs.push_back({0, 1});
   for (const std::vector<int>& pair : pairs) {
     for (const std::vector<std::uint64_t>& sizes : std::vector<std::vector<std::uint64_t>>{
-             even_split(n, 2), {n, 0}, {0, n}, {n / 4, n - n / 4}})
+             even_split(n, 2), {n, 0}, {0, n}, {n / 4, n - n / 4}, {7, n - 7}})
       check_sort<TypeParam>(pair, sizes, dist::uniform, seed, {8, std::nullopt, true, hrs, true});
     // (Each slice of dist::equal has a key of its own: from one slice, one key in all.)
     check_sort<TypeParam>(pair, {n, 0}, dist::equal, seed, {8, std::nullopt, true, hrs, false});

@@ -552,8 +552,8 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
       {8, 1ull << 22, 2.5, 1.0, onesweep},
       {8, 1ull << 32, 2.5, 1.0, onesweep},
       {8, 1ull << 32, 7.0, 1.0, onesweep},
-      // 32-bit: few distinct keys from 2^22 on; evenly spread keys from 2^27 on, however large
-      // the chunk only if spread evenly.
+      // 32-bit: few distinct keys from 2^22 on; evenly spread keys from 2^27 up to 9216 x 2^16
+      // (then a third round: 2^30 uniform measured 1.30x slower), only if spread evenly.
       {4, (1ull << 22) - 1, 0.0, 256.0, onesweep},
       {4, 1ull << 22, 0.0, 256.0, hrs},
       {4, 1ull << 28, 1.0, 1.0, hrs},
@@ -564,6 +564,13 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
       {4, 1ull << 28, 2.1, 1.5, onesweep},
       {4, 1ull << 32, 2.1, 1.4, onesweep},
       {4, 1ull << 32, 2.5, 1.0, onesweep},
+      {4, 1ull << 29, 2.1, 1.0, hrs},
+      {4, 9216ull << 16, 2.1, 1.0, hrs},
+      {4, (9216ull << 16) + 1, 2.1, 1.0, onesweep},
+      {4, 1ull << 30, 2.1, 1.0, onesweep},
+      {4, 1ull << 31, 2.0, 0.97, onesweep},
+      {4, 1ull << 31, 1.0, 1.0, hrs},  // few distinct keys at any size
+      {8, 1ull << 31, 2.1, 1.0, hrs},
   };
   for (const auto& row : table)
     EXPECT_EQ(gpu::choose_chunk_algorithm(row.key_size, 0, row.records, row.rounds,
