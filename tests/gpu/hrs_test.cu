@@ -99,6 +99,25 @@ class hrs_test : public gpu_test {
     shapes_ = gpu::hrs::prepare<Key, no_value>(0, {});
   }
 
+  /// n keys of `dist` in keys(0), a copy for CUB in keys(2), and what HRS may only write
+  /// before it reads (keys(1), the workspace) poisoned: a byte it fails to write shows. Returns
+  /// HRS's workspace bytes.
+  std::uint64_t prepare(std::uint64_t n, const key_distribution& dist, std::uint64_t seed,
+                        const gpu::hrs::tuning& tuning) {
+    cudaStream_t s = stream_.get();
+    const std::uint64_t hrs_ws =
+        gpu::hrs::workspace_bytes<Key, no_value>(n, tuning, shapes_.compute_capability);
+    const std::uint64_t cub_ws =
+        gpu::detail::onesweep_keys_temp_bytes<Key>(static_cast<std::uint32_t>(n));
+    buffers_.reserve(n, hrs_ws, cub_ws);
+    generate_keys<Key>(buffers_.keys(0), n, dist, seed, s);
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(buffers_.keys(2), buffers_.keys(0), n * sizeof(Key),
+                                     cudaMemcpyDeviceToDevice, s));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.keys(1), 0xA5, n * sizeof(Key), s));
+    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.hrs_workspace().data(), 0xA5, hrs_ws, s));
+    return hrs_ws;
+  }
+
   /// Sorts n keys of `dist` with HRS and CUB; expects equal results and no overflow.
   void check(std::uint64_t n, const key_distribution& dist, gpu::hrs::tuning tuning = {}) {
     if (n > max_keys()) return;
@@ -110,17 +129,7 @@ class hrs_test : public gpu_test {
                  std::to_string(tuning.local_threshold) + "/" +
                  std::to_string(tuning.merge_threshold));
     cudaStream_t s = stream_.get();
-    const std::uint64_t hrs_ws =
-        gpu::hrs::workspace_bytes<Key, no_value>(n, tuning, shapes_.compute_capability);
-    const std::uint64_t cub_ws =
-        gpu::detail::onesweep_keys_temp_bytes<Key>(static_cast<std::uint32_t>(n));
-    buffers_.reserve(n, hrs_ws, cub_ws);
-    generate_keys<Key>(buffers_.keys(0), n, dist, seed, s);
-    GPUSORT_CUDA_TRY(cudaMemcpyAsync(buffers_.keys(2), buffers_.keys(0), n * sizeof(Key),
-                                     cudaMemcpyDeviceToDevice, s));
-    // Poison what HRS may only write before it reads: a byte it fails to write shows.
-    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.keys(1), 0xA5, n * sizeof(Key), s));
-    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.hrs_workspace().data(), 0xA5, hrs_ws, s));
+    const std::uint64_t hrs_ws = prepare(n, dist, seed, tuning);
 
     Key* const keys[2] = {buffers_.keys(0), buffers_.keys(1)};
     no_value* const values[2] = {nullptr, nullptr};
@@ -149,16 +158,7 @@ class hrs_test : public gpu_test {
                  " " + dist.name() + " seed=" + std::to_string(seed));
     cudaStream_t s = stream_.get();
     const gpu::hrs::tuning tuning = with_env({});
-    const std::uint64_t hrs_ws =
-        gpu::hrs::workspace_bytes<Key, no_value>(n, tuning, shapes_.compute_capability);
-    const std::uint64_t cub_ws =
-        gpu::detail::onesweep_keys_temp_bytes<Key>(static_cast<std::uint32_t>(n));
-    buffers_.reserve(n, hrs_ws, cub_ws);
-    generate_keys<Key>(buffers_.keys(0), n, dist, seed, s);
-    GPUSORT_CUDA_TRY(cudaMemcpyAsync(buffers_.keys(2), buffers_.keys(0), n * sizeof(Key),
-                                     cudaMemcpyDeviceToDevice, s));
-    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.keys(1), 0xA5, n * sizeof(Key), s));
-    GPUSORT_CUDA_TRY(cudaMemsetAsync(buffers_.hrs_workspace().data(), 0xA5, hrs_ws, s));
+    const std::uint64_t hrs_ws = prepare(n, dist, seed, tuning);
     const bool in_alternate = gpu::detail::onesweep_sort_keys<Key>(
         buffers_.cub_workspace().data(), buffers_.cub_workspace().size(), buffers_.keys(2),
         buffers_.keys(3), static_cast<std::uint32_t>(n), s);
