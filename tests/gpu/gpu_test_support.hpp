@@ -43,7 +43,11 @@ inline std::vector<int> spread_slots(std::size_t slots) {
 /// "{0,1}": a device list as the tests print it.
 inline std::string device_list_text(const std::vector<int>& devices) {
   std::string s = "{";
-  for (std::size_t i = 0; i < devices.size(); ++i) s += (i ? "," : "") + std::to_string(devices[i]);
+  // Appended piece by piece: "," + std::to_string(...) trips GCC 12's -Wrestrict.
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (i != 0) s += ',';
+    s += std::to_string(devices[i]);
+  }
   return s + "}";
 }
 

@@ -27,7 +27,7 @@ TEST(Uring, WriteThenReadExactWithManySmallRequests) {
   for (std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{1} << 20,
                            (std::size_t{3} << 20) + 17}) {
     const auto data = random_bytes(size, seed + size);
-    const std::string path = dir.file("f" + std::to_string(size));
+    const std::string path = dir.file(std::string("f").append(std::to_string(size)));
     file_descriptor f = file_descriptor::open(path, O_RDWR | O_CREAT | O_TRUNC);
     uring ring(8);
     transfer_config config;
@@ -147,7 +147,7 @@ TEST(InputSource, ReadsAtOffsetsAcrossFilesFromSeveralThreads) {
   std::vector<std::string> paths;
   std::vector<std::byte> all;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    paths.push_back(dir.file("p" + std::to_string(i)));
+    paths.push_back(dir.file(std::string("p").append(std::to_string(i))));
     test::write_file(paths.back(), parts[i]);
     all.insert(all.end(), parts[i].begin(), parts[i].end());
   }

@@ -77,7 +77,9 @@ TEST_P(SortFile, MatchesStableReferenceAcrossBudgets) {
         else EXPECT_EQ(stats.strategy.rfind("cpu-", 0), 0u) << stats.strategy;
         EXPECT_EQ(files_in(dir), (std::vector<std::string>{"in", "out"}));
         // Giving spilled runs back (closing their file) is a stage of its own in --stats.
-        if (stats.spilled) EXPECT_TRUE(has_stage(stats, "release runs"));
+        if (stats.spilled) {
+          EXPECT_TRUE(has_stage(stats, "release runs"));
+        }
         // Runs of one file come straight out of its page cache, unless it is read past it.
         if (stats.runs > 1) {
           const bool mapped = direct == direct_io::never;
