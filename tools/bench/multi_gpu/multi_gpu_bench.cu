@@ -106,8 +106,9 @@ struct one_slot_times {
 };
 
 /// The local algorithm alone, as the single-GPU command sorts a chunk (gpu::chunk_sorter), on
-/// the first device over all the keys: what the slots are measured against. CUDA events around
-/// the sort, median of --repeat.
+/// the first device over all the keys (of the same distribution, drawn with one seed where the
+/// slots take one each): what the slots are measured against. CUDA events around the sort,
+/// median of --repeat.
 template <typename Word>
 double alone_ms(const options& o) {
   const int device = o.devices.front();
@@ -189,15 +190,15 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
   if (g == 1) one_slot.total_ms = t;
   std::printf(
       "%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f,%.3f,%d\n",
-              list.c_str(), g, gpu::to_string(o.key).c_str(), o.dist.name().c_str(),
-              static_cast<unsigned long long>(o.keys), median(hist), median(plan),
-              median(scatter), median(exchange), median(local), t,
-              t > 0 ? static_cast<double>(o.keys) / 1e9 / (t / 1e3) : 0.0, last.plan.passes,
-              static_cast<unsigned long long>(most),
-              static_cast<unsigned long long>(last.plan.bound()),
-              one_slot.total_ms > 0 && t > 0 ? one_slot.total_ms / t : 0.0,
-              gpu::to_string(o.local), one_slot.alone_ms,
-              one_slot.alone_ms > 0 && t > 0 ? one_slot.alone_ms / t : 0.0, first_round ? 1 : 0);
+      list.c_str(), g, gpu::to_string(o.key).c_str(), o.dist.name().c_str(),
+      static_cast<unsigned long long>(o.keys), median(hist), median(plan),
+      median(scatter), median(exchange), median(local), t,
+      t > 0 ? static_cast<double>(o.keys) / 1e9 / (t / 1e3) : 0.0, last.plan.passes,
+      static_cast<unsigned long long>(most),
+      static_cast<unsigned long long>(last.plan.bound()),
+      one_slot.total_ms > 0 && t > 0 ? one_slot.total_ms / t : 0.0,
+      gpu::to_string(o.local), one_slot.alone_ms,
+      one_slot.alone_ms > 0 && t > 0 ? one_slot.alone_ms / t : 0.0, first_round ? 1 : 0);
   std::fflush(stdout);
 }
 
