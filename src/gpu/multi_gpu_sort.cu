@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "core/first_round_layout.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_memory.cuh"
 #include "gpu/dispatch.cuh"
@@ -47,6 +50,33 @@ std::uint64_t max_histogram_counters(std::size_t slots, unsigned digit_bits) {
 /// Classes of a scatter: g ranges and up to g - 1 single-key buckets between them.
 std::uint64_t max_classes(std::size_t slots) { return 2 * slots - 1; }
 
+/// One copy of a batch: `bytes` from `from` to `to`, anywhere unified addressing reaches.
+struct copy_piece {
+  void* to;
+  const void* from;
+  std::size_t bytes;
+};
+
+/// Enqueues the pieces on `stream` as one batch (one driver call, whatever their number), in
+/// stream order, the copies themselves in any order among them.
+void enqueue_copies(std::span<const copy_piece> pieces, cudaStream_t stream) {
+  if (pieces.empty()) return;
+  std::vector<void*> to(pieces.size());
+  std::vector<const void*> from(pieces.size());
+  std::vector<std::size_t> bytes(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    to[i] = pieces[i].to;
+    from[i] = pieces[i].from;
+    bytes[i] = pieces[i].bytes;
+  }
+  cudaMemcpyAttributes attributes{};
+  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  attributes.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+  std::size_t first = 0;
+  GPUSORT_CUDA_TRY(cudaMemcpyBatchAsync(to.data(), from.data(), bytes.data(), pieces.size(),
+                                        &attributes, &first, 1, stream));
+}
+
 /// What the exchange needs of a (source, destination) pair that peer copies cannot serve.
 struct staged_piece {
   pinned_buffer host;
@@ -64,7 +94,8 @@ struct multi_gpu_sorter::impl {
     /// they took 14.7 ms of 102 for 2^31 u64 keys on two H100s).
     stream own;
     event scatter_begin, scatter_end, exchange_end, sort_end;  // timing
-    event scattered;                                            // exchange may read
+    event scattered;   // every key of the slot's slice is where its destination reads it
+    event early_sent;  // ... every key of an early digit (first_round_layout)
     event own_copied;
     device_buffer scatter, receive, alternate, sort_temp, histogram, seg_counts, seg_offsets,
         scan_temp;
@@ -73,6 +104,11 @@ struct multi_gpu_sorter::impl {
     /// slice its first round leaves here (local_algorithm hrs).
     hrs::device_shapes hrs_shapes;
     pinned_buffer h_first_digit;
+    /// The sections the slice's first round was counted in (config.exchange_sections; 1 where
+    /// the exchange is not staged), their counts (h_first_digit, section after section), and
+    /// the end of each section's scatter, which its copies to the peers wait for.
+    std::uint32_t sections = 1;
+    std::vector<event> section_scattered;
   };
 
   std::vector<int> devices;
@@ -132,13 +168,24 @@ struct multi_gpu_sorter::impl {
     return fused && config.local_algorithm == chunk_algorithm::hrs &&
            config.digit_bits == hrs::radix_bits;
   }
+  /// The sections slot i's first round is counted in: more than one where its keys for other
+  /// GPUs may go through its alternate buffer (multi_gpu_sort_config::exchange_sections).
+  [[nodiscard]] std::uint32_t first_round_sections(std::size_t i, std::uint64_t records) const {
+    const bool other_device = std::any_of(devices.begin(), devices.end(),
+                                          [&](int d) { return d != devices[i]; });
+    if (config.in_place || config.exchange_sections == 0 || !other_device) return 1;
+    return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
+        records / hrs::min_section_keys, 1, config.exchange_sections));
+  }
   template <typename Word>
   std::vector<std::vector<std::uint64_t>> first_digit_histograms(
       std::span<const multi_gpu_slice> slices);
+  /// Returns the most sections a source staged its keys for other GPUs in (0: none staged).
   template <typename Word>
-  void first_round_exchange(std::span<const multi_gpu_slice> slices, const partition_plan& plan,
-                            const std::vector<std::vector<std::uint64_t>>& counts,
-                            std::vector<multi_gpu_range>& ranges);
+  std::uint32_t first_round_exchange(std::span<const multi_gpu_slice> slices,
+                                     const partition_plan& plan,
+                                     const std::vector<std::vector<std::uint64_t>>& counts,
+                                     std::vector<multi_gpu_range>& ranges);
   template <typename Word>
   void transform(std::size_t i, void* d_keys, std::uint64_t n, bool normalize);
 };
@@ -494,9 +541,10 @@ std::vector<std::vector<std::uint64_t>> multi_gpu_sorter::impl::first_digit_hist
     if (slices[i].records == 0) continue;
     on_slot(i, "first round histogram", [&] {
       slot& sl = slots[i];
+      sl.sections = first_round_sections(i, slices[i].records);
       hrs::count_first_digit<Word>(sl.hrs_shapes, hrs::tuning{},
                                    static_cast<const Word*>(slices[i].d_keys), slices[i].records,
-                                   sl.sort_temp.data(), sl.sort_temp.size(),
+                                   sl.sort_temp.data(), sl.sort_temp.size(), sl.sections,
                                    reinterpret_cast<std::uint64_t*>(sl.h_first_digit.data()),
                                    sl.s.get());
     });
@@ -505,82 +553,132 @@ std::vector<std::vector<std::uint64_t>> multi_gpu_sorter::impl::first_digit_hist
   for (std::size_t i = 0; i < slots.size(); ++i) {
     if (slices[i].records == 0) continue;
     on_slot(i, "first round histogram copy", [&] { slots[i].s.synchronize(); });
-    std::memcpy(out[i].data(), slots[i].h_first_digit.data(), hrs::radix * sizeof(std::uint64_t));
+    const auto* counts = reinterpret_cast<const std::uint64_t*>(slots[i].h_first_digit.data());
+    for (std::uint32_t j = 0; j < slots[i].sections; ++j)
+      for (int d = 0; d < hrs::radix; ++d) out[i][d] += counts[std::size_t{j} * hrs::radix + d];
   }
   return out;
 }
 
 template <typename Word>
-void multi_gpu_sorter::impl::first_round_exchange(
+std::uint32_t multi_gpu_sorter::impl::first_round_exchange(
     std::span<const multi_gpu_slice> slices, const partition_plan& plan,
     const std::vector<std::vector<std::uint64_t>>& counts, std::vector<multi_gpu_range>& ranges) {
   const std::size_t g = slots.size();
   constexpr int radix = hrs::radix;
-  // The plan's boundaries lie on digit edges: each digit belongs to one destination, where its
-  // keys follow the destination's smaller digits, source after source.
-  std::vector<std::uint64_t> begin(g + 1, 0);
-  for (std::size_t d = 0; d < g; ++d) begin[d + 1] = begin[d] + plan.destination_records[d];
-  std::vector<std::size_t> owner(radix, 0);
-  std::vector<std::uint64_t> digit_at(radix, 0);  // where the digit's keys start in the owner
-  std::vector<std::vector<std::uint64_t>> owned(g, std::vector<std::uint64_t>(radix, 0));
-  std::uint64_t start = 0;
-  std::size_t d = 0;
-  for (int k = 0; k < radix; ++k) {
-    std::uint64_t total = 0;
-    for (std::size_t s = 0; s < g; ++s) total += counts[s][k];
-    if (total == 0) continue;
-    while (begin[d + 1] <= start) ++d;
-    GPUSORT_EXPECTS(start + total <= begin[d + 1],
-                    "multi-GPU sort: digit " + std::to_string(k) + " spans destinations " +
-                        std::to_string(d) + " and " + std::to_string(d + 1));
-    owner[k] = d;
-    digit_at[k] = start - begin[d];
-    owned[d][k] = total;
-    start += total;
+  std::vector<first_round_source> sources(g);
+  for (std::size_t s = 0; s < g; ++s) {
+    sources[s].digit_counts = counts[s];
+    sources[s].device = devices[s];
+    // The alternate buffer is free until the slot's own local sort; in place, it holds nothing.
+    if (slots[s].sections > 1 && !config.in_place)
+      sources[s].staging_capacity = slots[s].alternate.size() / sizeof(Word);
   }
+  const first_round_layout layout =
+      make_first_round_layout(sources, plan.destination_records, config.exchange_overlap);
 
   // Cursors are indices from the source's own receive buffer modulo 2^64, which reach any
   // other buffer because the key size divides 2^64.
   static_assert((std::uint64_t{1} << 63) % sizeof(Word) == 0);
+  std::uint32_t staged_sections = 0;
   for (std::size_t s = 0; s < g; ++s) {
     on_slot(s, "first round scatter", [&] {
       slot& sl = slots[s];
       sl.scatter_begin.record(sl.s.get());
       const std::uint64_t n = slices[s].records;
-      if (n != 0) {
-        auto* base = reinterpret_cast<Word*>(sl.receive.data());
-        std::vector<std::uint64_t> cursors(radix, 0);
-        for (int k = 0; k < radix; ++k) {
-          std::uint64_t at = digit_at[k];
-          for (std::size_t e = 0; e < s; ++e) at += counts[e][k];
-          const auto to = reinterpret_cast<std::uintptr_t>(slots[owner[k]].receive.data());
-          cursors[k] = (to - reinterpret_cast<std::uintptr_t>(base)) / sizeof(Word) + at;
-        }
+      const bool staged = n != 0 && layout.staged[s];
+      auto* base = reinterpret_cast<Word*>(sl.receive.data());
+      auto* stage = reinterpret_cast<Word*>(sl.alternate.data());
+      const auto destination = [&](int k) {
+        return reinterpret_cast<Word*>(slots[layout.owner[k]].receive.data()) + layout.to[s][k];
+      };
+      std::vector<std::uint64_t> cursors(radix, 0);
+      for (int k = 0; k < radix; ++k) {
+        const Word* at = layout.crosses[s][k] ? stage + layout.stage[s][k] : destination(k);
+        cursors[k] =
+            (reinterpret_cast<std::uintptr_t>(at) - reinterpret_cast<std::uintptr_t>(base)) /
+            sizeof(Word);
+      }
+      const auto scatter = [&](hrs::first_round_section section) {
         hrs::scatter_first_digit<Word>(sl.hrs_shapes, hrs::tuning{},
                                        static_cast<const Word*>(slices[s].d_keys), base, n,
-                                       cursors.data(), sl.sort_temp.data(), sl.sort_temp.size(),
-                                       sl.s.get());
+                                       cursors.data(), section, sl.sort_temp.data(),
+                                       sl.sort_temp.size(), sl.s.get());
+      };
+      if (n != 0 && !staged) scatter({0, 1});
+      if (staged) {
+        // Section j's keys of a digit follow those of the sections before it, in the staging
+        // buffer as in the owner's: each section's pieces are known before it runs. Early
+        // digits cross as their sections are scattered, late ones after.
+        const auto* section_counts =
+            reinterpret_cast<const std::uint64_t*>(sl.h_first_digit.data());
+        std::vector<std::uint64_t> done(radix, 0);
+        std::vector<copy_piece> early, late;
+        for (std::uint32_t j = 0; j < sl.sections; ++j) {
+          scatter({j, sl.sections});
+          sl.section_scattered[j].record(sl.s.get());
+          GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.own.get(), sl.section_scattered[j].get(), 0));
+          early.clear();
+          for (int k = 0; k < radix; ++k) {
+            const std::uint64_t c = section_counts[std::size_t{j} * radix + k];
+            if (!layout.crosses[s][k] || c == 0) continue;
+            (layout.late[k] ? late : early)
+                .push_back({destination(k) + done[k], stage + layout.stage[s][k] + done[k],
+                            c * sizeof(Word)});
+            done[k] += c;
+          }
+          enqueue_copies(early, sl.own.get());
+        }
+        sl.early_sent.record(sl.own.get());
+        enqueue_copies(late, sl.own.get());
+        sl.scattered.record(sl.own.get());
+        staged_sections = std::max(staged_sections, sl.sections);
       }
       sl.scatter_end.record(sl.s.get());
-      sl.scattered.record(sl.s.get());
+      if (!staged) {
+        sl.early_sent.record(sl.s.get());
+        sl.scattered.record(sl.s.get());
+      }
     });
   }
-  for (std::size_t t = 0; t < g; ++t) arrive(t, plan);
   for (std::size_t t = 0; t < g; ++t) {
     on_slot(t, "local sort (from HRS's second round)", [&] {
       slot& sl = slots[t];
+      // Every source's keys of a group, this slot's own copies out of its staging buffer
+      // (the alternate, which the sort overwrites) included.
+      const auto wait_for = [&](event slot::*sent) {
+        for (std::size_t s = 0; s < g; ++s)
+          if (s == t || plan.count(static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(t)))
+            GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.s.get(), (slots[s].*sent).get(), 0));
+      };
       // The slice's buffer (in place) or the alternate: either is free once this slot's own
       // scatter, earlier on its stream, has read it.
-      Word* const keys[2] = {
-          reinterpret_cast<Word*>(config.in_place ? sl.scatter.data() : sl.alternate.data()),
-          reinterpret_cast<Word*>(sl.receive.data())};
-      hrs::sort_from_second_round<Word>(sl.hrs_shapes, hrs::tuning{}, keys, owned[t].data(),
-                                        plan.destination_records[t], sl.sort_temp.data(),
-                                        sl.sort_temp.size(), sl.s.get());
+      Word* const out = reinterpret_cast<Word*>(config.in_place ? sl.scatter.data()
+                                                                : sl.alternate.data());
+      Word* const in = reinterpret_cast<Word*>(sl.receive.data());
+      const std::uint64_t records = plan.destination_records[t];
+      // Its digits in two groups where the layout splits them, else one.
+      const std::uint64_t first = layout.early_records[t];
+      std::vector<std::uint64_t> early(radix, 0), late(radix, 0);
+      for (int k = 0; k < radix; ++k)
+        (layout.late[k] ? late : early)[k] = layout.owned[t][k];
+      wait_for(layout.split ? &slot::early_sent : &slot::scattered);
+      sl.exchange_end.record(sl.s.get());
+      Word* const keys[2] = {out, in};
+      hrs::sort_from_second_round<Word>(sl.hrs_shapes, hrs::tuning{}, keys, early.data(), first,
+                                        sl.sort_temp.data(), sl.sort_temp.size(), sl.s.get());
+      if (layout.split) {
+        wait_for(&slot::scattered);
+        Word* const rest[2] = {out + first, in + first};
+        hrs::sort_from_second_round<Word>(sl.hrs_shapes, hrs::tuning{}, rest, late.data(),
+                                          records - first, sl.sort_temp.data(),
+                                          sl.sort_temp.size(), sl.s.get());
+      }
       sl.sort_end.record(sl.s.get());
-      ranges[t] = {t, devices[t], keys[0], plan.destination_records[t]};
+      ranges[t] = {t, devices[t], out, records};
     });
   }
+  return staged_sections;
 }
 
 template <typename Word>
@@ -655,7 +753,8 @@ multi_gpu_result multi_gpu_sorter::impl::sort(std::span<const multi_gpu_slice> s
   result.first_round_exchange = first_round;
   std::vector<staged_piece> staged;
   if (first_round) {
-    first_round_exchange<Word>(slices, result.plan, first_digit, result.ranges);
+    result.staged_sections =
+        first_round_exchange<Word>(slices, result.plan, first_digit, result.ranges);
   } else {
     // Each source lays its slice out by destination, then each destination pulls its pieces.
     for (std::size_t i = 0; i < g; ++i) scatter<Word>(i, slices[i], result.plan);
@@ -697,6 +796,9 @@ multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sor
                       std::to_string(multi_gpu_max_slots));
   GPUSORT_EXPECTS(config.digit_bits >= min_digit_bits && config.digit_bits <= max_digit_bits,
                   "multi-GPU sort: digit_bits " + std::to_string(config.digit_bits));
+  GPUSORT_EXPECTS(config.exchange_sections <= multi_gpu_max_sections,
+                  "multi-GPU sort: " + std::to_string(config.exchange_sections) +
+                      " exchange sections, at most " + std::to_string(multi_gpu_max_sections));
   GPUSORT_EXPECTS(config.local_algorithm != chunk_algorithm::automatic,
                   "multi-GPU sort: the local sort is onesweep or hrs, chosen by the caller");
   // The widest refinement pass must fit the histogram kernel's bucket table.
@@ -718,12 +820,17 @@ multi_gpu_sorter::multi_gpu_sorter(std::vector<int> devices, const multi_gpu_sor
       sl.exchange_end = event(sl.device, true);
       sl.sort_end = event(sl.device, true);
       sl.scattered = event(sl.device, false);
+      sl.early_sent = event(sl.device, false);
       sl.h_histogram = pinned_buffer(max_histogram_counters(g, config.digit_bits) * 8, sl.device);
       if (config.local_algorithm == chunk_algorithm::hrs) {
         sl.hrs_shapes = config.key == multi_gpu_key::u32
                             ? hrs::prepare<std::uint32_t, hrs::no_value>(sl.device, hrs::tuning{})
                             : hrs::prepare<std::uint64_t, hrs::no_value>(sl.device, hrs::tuning{});
-        sl.h_first_digit = pinned_buffer(hrs::radix * sizeof(std::uint64_t), sl.device);
+        const std::uint32_t sections = std::max(1u, config.exchange_sections);
+        sl.h_first_digit =
+            pinned_buffer(std::size_t{sections} * hrs::radix * sizeof(std::uint64_t), sl.device);
+        for (std::uint32_t j = 0; j < sections; ++j)
+          sl.section_scattered.emplace_back(sl.device, /*timing=*/false);
       }
     });
   }

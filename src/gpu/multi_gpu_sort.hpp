@@ -10,7 +10,11 @@
 // boundary on a digit edge (evenly spread keys), each source scatters its keys by top digit
 // straight into the destinations' receive buffers, and each destination sorts from HRS's
 // second round on. One pass fewer per key than exchanging first and sorting after; keys that
-// need a finer plan (skewed top bits) take the general path.
+// need a finer plan (skewed top bits) take the general path. Where the caller holds the slices
+// (not in place), a source's keys for other GPUs go through its alternate buffer, free until
+// its own local sort: the slice is scattered a section at a time, and each section's pieces
+// cross the link by copy engines while the next section is scattered
+// (multi_gpu_sort_config::exchange_sections): long copies, not the scatter's short stores.
 //
 // One host thread drives every GPU, one stream per slot, events between them. A slot is one
 // entry of the device list; the same device may appear in several slots, so that the whole
@@ -84,7 +88,22 @@ struct multi_gpu_sort_config {
   /// How each destination sorts its range: Onesweep (CUB) or the hybrid radix sort. Equal
   /// keys are alike in a key-only sort, so HRS's unstable order cannot be seen.
   chunk_algorithm local_algorithm = chunk_algorithm::onesweep;
+  /// Where the exchange is HRS's first round and the caller holds the slices (not in place),
+  /// each source scatters the keys bound for other GPUs into its alternate buffer (free until
+  /// its own local sort) a section at a time, and copy engines move each section's pieces over
+  /// the link while the next section is scattered: long copies instead of the scatter's short
+  /// stores across the link. At most this many sections a slice, each of at least
+  /// hrs::min_section_keys keys; 0 (or a slice too small for two sections): scatter straight
+  /// into the peers.
+  std::uint32_t exchange_sections = 8;
+  /// Where some source stages, each destination sorts its smallest digits (about half its
+  /// keys) as soon as they have arrived, while the others still cross the link, then the
+  /// others (first_round_layout).
+  bool exchange_overlap = true;
 };
+
+/// The most sections multi_gpu_sort_config::exchange_sections may ask for.
+inline constexpr std::uint32_t multi_gpu_max_sections = 64;
 
 /// Whether the command's exchange sort (strategy gpu_exchange) takes records of `format`:
 /// key-only records of a numeric key (the key's bytes are the whole record, so the order of
@@ -121,8 +140,9 @@ struct multi_gpu_memory {
 };
 
 /// Milliseconds per phase of one sort. Device phases are the slowest slot's, from CUDA events
-/// on that slot's device; exchange runs from the end of the slot's own scatter to its last
-/// incoming copy (so it includes waiting for slower sources).
+/// on that slot's device; exchange runs from the end of the slot's own scatter to the arrival
+/// of the keys its local sort starts with (every incoming key, or the early digits' where the
+/// first round's destinations sort in two groups; so it includes waiting for slower sources).
 struct multi_gpu_phase_ms {
   double histogram = 0;  ///< host clock: every pass, launches to counts on the host
   double plan = 0;       ///< host clock: the planner's work between the passes
@@ -149,6 +169,10 @@ struct multi_gpu_result {
   /// Whether the exchange was the hybrid radix sort's first round (see the file comment):
   /// the histogram was HRS's, and the scatter sorted by top digit as it moved the keys.
   bool first_round_exchange = false;
+  /// The most sections a source's keys for other GPUs crossed the link in, through its
+  /// alternate buffer and copy engines (multi_gpu_sort_config::exchange_sections); 0 where
+  /// every source stored its keys straight into the peers.
+  std::uint32_t staged_sections = 0;
 };
 
 /**

@@ -150,12 +150,18 @@ class hrs_test : public gpu_test {
 
   /// The first round split out as a multi-GPU exchange runs it: counts, a scatter by top digit
   /// through cursors taken from another allocation's address (as a peer's buffer is reached),
-  /// then the sort from the second round on; the same keys as CUB's.
-  void check_first_round(std::uint64_t n, const key_distribution& dist) {
+  /// then the sort from the second round on; the same keys as CUB's. With several sections,
+  /// as an exchange through staging does: each section scattered into a staging buffer, then
+  /// its pieces copied out before the next section runs, which finds any piece of a section
+  /// that is not where the section counts put it.
+  void check_first_round(std::uint64_t n, const key_distribution& dist,
+                         std::uint32_t sections = 1) {
     if (n > max_keys()) return;
     const std::uint64_t seed = base_seed() ^ (n * 0x51ed27ull) ^ static_cast<std::uint64_t>(dist.what);
     SCOPED_TRACE("first round, u" + std::to_string(8 * sizeof(Key)) + " n=" + std::to_string(n) +
-                 " " + dist.name() + " seed=" + std::to_string(seed));
+                 " " + dist.name() + " sections=" + std::to_string(sections) +
+                 " seed=" + std::to_string(seed));
+    constexpr int radix = gpu::hrs::radix;
     cudaStream_t s = stream_.get();
     const gpu::hrs::tuning tuning = with_env({});
     const std::uint64_t hrs_ws = prepare(n, dist, seed, tuning);
@@ -167,25 +173,48 @@ class hrs_test : public gpu_test {
       GPUSORT_CUDA_TRY(cudaMemcpyAsync(buffers_.keys(2), buffers_.keys(3), n * sizeof(Key),
                                        cudaMemcpyDeviceToDevice, s));
 
-    gpu::pinned_buffer counts_host(gpu::hrs::radix * sizeof(std::uint64_t), 0);
+    gpu::pinned_buffer counts_host(std::size_t{sections} * radix * sizeof(std::uint64_t), 0);
     auto* counts = reinterpret_cast<std::uint64_t*>(counts_host.data());
     gpu::hrs::count_first_digit<Key>(shapes_, tuning, buffers_.keys(0), n,
-                                     buffers_.hrs_workspace().data(), hrs_ws, counts, s);
+                                     buffers_.hrs_workspace().data(), hrs_ws, sections, counts, s);
     stream_.synchronize();
-    std::vector<std::uint64_t> cursors(gpu::hrs::radix);
-    const auto target = reinterpret_cast<std::uintptr_t>(buffers_.keys(1));
-    const auto base = reinterpret_cast<std::uintptr_t>(buffers_.keys(3));
+    std::vector<std::uint64_t> digit_counts(radix, 0);
+    for (std::uint32_t j = 0; j < sections; ++j)
+      for (int d = 0; d < radix; ++d) digit_counts[d] += counts[std::size_t{j} * radix + d];
+    std::vector<std::uint64_t> first(radix);  // where each digit starts, in keys
     std::uint64_t at = 0;
-    for (int d = 0; d < gpu::hrs::radix; ++d) {
-      cursors[d] = (target - base) / sizeof(Key) + at;
-      at += counts[d];
+    for (int d = 0; d < radix; ++d) {
+      first[d] = at;
+      at += digit_counts[d];
     }
     ASSERT_EQ(at, n);
-    gpu::hrs::scatter_first_digit<Key>(shapes_, tuning, buffers_.keys(0), buffers_.keys(3), n,
-                                       cursors.data(), buffers_.hrs_workspace().data(), hrs_ws,
-                                       s);
-    const std::vector<std::uint64_t> digit_counts(counts, counts + gpu::hrs::radix);
-    Key* const keys[2] = {buffers_.keys(0), buffers_.keys(1)};
+    Key* const target = buffers_.keys(1);
+    Key* const base = buffers_.keys(3);
+    std::vector<std::uint64_t> cursors(radix);
+    for (int d = 0; d < radix; ++d)
+      cursors[d] = sections == 1 ? (reinterpret_cast<std::uintptr_t>(target) -
+                                    reinterpret_cast<std::uintptr_t>(base)) / sizeof(Key) +
+                                       first[d]
+                                 : first[d];
+    std::vector<std::uint64_t> done(radix, 0);  // keys of each digit in earlier sections
+    for (std::uint32_t j = 0; j < sections; ++j) {
+      gpu::hrs::scatter_first_digit<Key>(shapes_, tuning, buffers_.keys(0), base, n,
+                                         cursors.data(), {j, sections},
+                                         buffers_.hrs_workspace().data(), hrs_ws, s);
+      if (sections == 1) break;
+      for (int d = 0; d < radix; ++d) {
+        const std::uint64_t c = counts[std::size_t{j} * radix + d];
+        if (c != 0)
+          GPUSORT_CUDA_TRY(cudaMemcpyAsync(target + first[d] + done[d],
+                                           base + first[d] + done[d], c * sizeof(Key),
+                                           cudaMemcpyDeviceToDevice, s));
+        done[d] += c;
+      }
+      // Garbage where the next section will write: a copy that came too early shows.
+      if (j + 1 < sections)
+        GPUSORT_CUDA_TRY(cudaMemsetAsync(base, 0xa5, n * sizeof(Key), s));
+    }
+    Key* const keys[2] = {buffers_.keys(0), target};
     gpu::hrs::sort_from_second_round<Key>(shapes_, tuning, keys, digit_counts.data(), n,
                                           buffers_.hrs_workspace().data(), hrs_ws, s);
     const compare_result r =
@@ -256,6 +285,14 @@ TYPED_TEST(hrs_test, FirstRoundSplitOutAsTheMultiGpuExchangeRunsIt) {
   for (const std::uint64_t n : std::vector<std::uint64_t>{1, 2, 1000, threshold, threshold + 1,
                                                           100003, (std::uint64_t{1} << 22) + 1})
     for (const key_distribution& d : all_distributions()) this->check_first_round(n, d);
+  // A section at a time, as an exchange through staging runs it.
+  const std::uint64_t section = gpu::hrs::min_section_keys;
+  for (const key_distribution& d : all_distributions()) {
+    this->check_first_round(3 * section + 5, d, 3);
+    this->check_first_round(8 * section + 1, d, 8);
+  }
+  // More sections than the keys allow are refused.
+  EXPECT_THROW(this->check_first_round(1000, all_distributions().front(), 2), error);
   // Counts that do not add up to n are refused.
   std::vector<std::uint64_t> counts(gpu::hrs::radix, 0);
   counts[0] = 5;

@@ -15,6 +15,7 @@
 
 #include "gpu/device_keys.cuh"
 #include "gpu/device_memory.cuh"
+#include "gpu/hrs/hrs_dispatch.cuh"
 #include "gpu/gpu_test_support.hpp"
 #include "gpu/multi_gpu_sort.hpp"
 #include "gpusort/detail/key_codec.hpp"
@@ -94,6 +95,10 @@ struct options {
   gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep;  ///< ::local_algorithm
   /// Whether the exchange must be (or must not be) HRS's first round; unset: either.
   std::optional<bool> first_round;
+  std::uint32_t sections = gpu::multi_gpu_sort_config{}.exchange_sections;
+  bool overlap = true;  ///< ::exchange_overlap
+  /// The sections the staged exchange must have crossed in (0: none staged); unset: any.
+  std::optional<std::uint32_t> staged_sections;
 };
 
 /// Sorts slices of `sizes` keys (on `devices`) with a fresh sorter, or with `reuse`, and
@@ -113,6 +118,8 @@ void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t
   config.padding = o.padding;
   config.fuse_exchange = o.fuse;
   config.local_algorithm = o.local;
+  config.exchange_sections = o.sections;
+  config.exchange_overlap = o.overlap;
   std::optional<gpu::multi_gpu_sorter> own;
   if (reuse == nullptr) own.emplace(devices, config);
   gpu::multi_gpu_sorter& sorter = reuse != nullptr ? *reuse : *own;
@@ -147,6 +154,7 @@ void check_sort(const std::vector<int>& devices, const std::vector<std::uint64_t
   ASSERT_EQ(result.ranges.size(), devices.size());
   EXPECT_EQ(result.plan.total_records, expected.size());
   if (o.first_round) EXPECT_EQ(result.first_round_exchange, *o.first_round);
+  if (o.staged_sections) EXPECT_EQ(result.staged_sections, *o.staged_sections);
   std::vector<Word> got;
   got.reserve(expected.size());
   for (std::size_t d2 = 0; d2 < result.ranges.size(); ++d2) {
@@ -427,6 +435,45 @@ TYPED_TEST(multi_gpu_sort_test, ExchangeIsTheHybridRadixSortsFirstRound) {
                         {8, std::nullopt, true, hrs});
   check_sort<TypeParam>({0, 0, 0}, {n / 2, 0, n - n / 2}, dist::uniform, seed,
                         {8, std::nullopt, true, hrs});
+}
+
+TYPED_TEST(multi_gpu_sort_test, FirstRoundKeysForAnotherGpuCrossAFewSectionsAtATime) {
+  // Slices of three sections and more: the keys for the other GPU are scattered into the
+  // source's alternate buffer a section at a time, and copied over while the next is; each
+  // destination sorts its first digits while the rest cross (first_round_layout).
+  const std::uint64_t seed = base_seed() + 11;
+  const gpu::chunk_algorithm hrs = gpu::chunk_algorithm::hrs;
+  const std::uint64_t section = gpu::hrs::min_section_keys;
+  const std::uint64_t n = 2 * (3 * section + 5);
+  options staged{8, std::nullopt, true, hrs, true};
+  if (gpu::device_count() >= 2) {
+    staged.staged_sections = 3;
+    check_sort<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, seed, staged);
+    // Uneven: each source its own number of sections (the larger one's counted).
+    staged.staged_sections = 5;
+    check_sort<TypeParam>({1, 0}, {n / 6, n - n / 6}, dist::uniform, seed, staged);
+    // One group per destination.
+    staged.overlap = false;
+    staged.staged_sections = 3;
+    check_sort<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, seed, staged);
+    staged.overlap = true;
+    // Fewer sections asked for; none; a slice too small for two.
+    staged.sections = 2;
+    staged.staged_sections = 2;
+    check_sort<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, seed, staged);
+    staged.sections = 0;
+    staged.staged_sections = 0;
+    check_sort<TypeParam>({0, 1}, even_split(n, 2), dist::uniform, seed, staged);
+    staged.sections = 8;
+    check_sort<TypeParam>({0, 1}, even_split(2 * section + 2, 2), dist::uniform, seed, staged);
+    // Skewed keys whose first histogram still cuts at digit edges.
+    staged.staged_sections.reset();
+    for (const dist d : {dist::zipf, dist::sorted})
+      check_sort<TypeParam>({0, 1}, even_split(n, 2), d, seed, {8, std::nullopt, true, hrs});
+  }
+  // Slots of one GPU store into each other's memory: nothing to stage.
+  staged.staged_sections = 0;
+  check_sort<TypeParam>({0, 0}, even_split(n, 2), dist::uniform, seed, staged);
 }
 
 TEST(multi_gpu_sort_config_test, ExchangeTakesKeyOnlyNumericRecords) {

@@ -84,28 +84,44 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
 // round on (sort_from_second_round). The keys cross the link once, in a pass that one GPU alone
 // would have made too. Key-only sorts.
 
+/// Keys of a section of round 0 at least (a few of them per section at most are cut; the
+/// sections of a slice: between 1 and its keys / this, see count_first_digit()).
+inline constexpr std::uint64_t min_section_keys = std::uint64_t{1} << 22;
+
 /**
- * Round 0's histogram of the n >= 1 keys at `keys`: enqueues the count of each top digit into
- * h_counts[0..radix) (page-locked host memory, valid once `stream` is synchronized), and keeps
- * the key blocks' histograms in the workspace for scatter_first_digit() with the same n.
- * @throw as sort()
+ * Round 0's histogram of the n >= 1 keys at `keys`, cut into `sections` runs of consecutive
+ * key blocks (1 <= sections <= max(1, n / min_section_keys)): enqueues the count of each top
+ * digit d in section j into h_counts[j * radix + d] (page-locked host memory of sections x
+ * radix entries, valid once `stream` is synchronized), and keeps the key blocks' histograms in
+ * the workspace for scatter_first_digit() with the same n.
+ * @throw as sort(); gpusort::error for more sections than the keys allow
  */
 template <typename Key>
 void count_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
                        std::uint64_t n, std::byte* d_workspace, std::size_t workspace_size,
-                       std::uint64_t* h_counts, cudaStream_t stream);
+                       std::uint32_t sections, std::uint64_t* h_counts, cudaStream_t stream);
+
+/// Which of count_first_digit()'s sections a scatter launch takes (all of them: {0, 1}).
+struct first_round_section {
+  std::uint32_t index = 0;
+  std::uint32_t count = 1;
+};
 
 /**
  * Round 0's scatter after count_first_digit() of the same keys: the keys of top digit d go to
  * consecutive places from base + cursors[d] (in keys, modulo 2^64: a cursor may reach another
  * allocation, on another GPU through unified addressing, as its distance from base), in no
  * particular order within a digit. `cursors` is host memory, read before returning.
+ * A scatter may go a section at a time, the sections in order on one stream (cursors are read
+ * for section 0 only, then each digit continues where the last section left it): section j's
+ * keys of digit d then lie right after those of sections 0..j-1, as many as counted for j.
  * @throw as sort()
  */
 template <typename Key>
 void scatter_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
                          Key* base, std::uint64_t n, const std::uint64_t* cursors,
-                         std::byte* d_workspace, std::size_t workspace_size, cudaStream_t stream);
+                         first_round_section section, std::byte* d_workspace,
+                         std::size_t workspace_size, cudaStream_t stream);
 
 /**
  * Sorts n keys that lie in keys[1] grouped by their top digit, digit_counts[d] of digit d

@@ -259,6 +259,15 @@ launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
   return s;
 }
 
+/// Round 0's key blocks of the setup's keys, as init_kernel lays them out.
+template <typename Key, typename Value, typename Policy>
+std::uint64_t first_round_blocks(const launch_setup<Key, Value, Policy>& s) {
+  return (s.a.n + s.a.keys_per_block - 1) / s.a.keys_per_block;
+}
+
+/// Thread blocks of section_counts_kernel, over all sections.
+inline constexpr unsigned section_count_blocks = 1024;
+
 /// Checks a launch and tells the observer.
 inline void launched(launch_observer* observer, const char* kernel, int index,
                      cudaStream_t stream) {
@@ -295,7 +304,7 @@ void launch_rounds(const device_shapes& shapes, const launch_setup<Key, Value, P
     plan_kernel<Key, Value, Policy><<<shapes.plan_grid, radix, 0, stream>>>(s.a, round);
     launched(observer, "plan", round, stream);
     scatter_kernel<Key, Value, Policy>
-        <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(s.a, round);
+        <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(s.a, round, block_window{});
     launched(observer, "scatter", round, stream);
   }
 }
@@ -332,7 +341,7 @@ void sort(const device_shapes& shapes, const tuning& requested, Key* const keys[
 template <typename Key>
 void count_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
                        std::uint64_t n, std::byte* d_workspace, std::size_t workspace_size,
-                       std::uint64_t* h_counts, cudaStream_t stream) {
+                       std::uint32_t sections, std::uint64_t* h_counts, cudaStream_t stream) {
   GPUSORT_EXPECTS(n >= 1, "HRS: counting the first digit of no keys");
   with_policy(detail::policies_of<Key, no_value>{}, shapes.compute_capability, [&](auto policy) {
     using P = decltype(policy);
@@ -340,37 +349,62 @@ void count_first_digit(const device_shapes& shapes, const tuning& requested, con
     no_value* const v[2] = {nullptr, nullptr};
     const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, k, v, n,
                                                           d_workspace, workspace_size);
+    const std::uint64_t blocks = detail::first_round_blocks(s);
+    // The section counts borrow round 1's bucket histograms.
+    GPUSORT_EXPECTS(sections >= 1 && sections <= blocks && sections <= s.a.ws.bucket_capacity,
+                    "HRS: " + std::to_string(sections) + " sections of " + std::to_string(n) +
+                        " keys");
     detail::launch_init(shapes, s, true, stream, nullptr);
     histogram_kernel<Key, no_value, P>
         <<<shapes.histogram_grid, static_cast<int>(s.t.counting_threads), 0, stream>>>(s.a, 0);
     detail::launched(nullptr, "histogram", 0, stream);
-    GPUSORT_CUDA_TRY(cudaMemcpyAsync(h_counts, s.a.ws.bucket_hist[0],
-                                     radix * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
-                                     stream));
+    unsigned long long* counts = s.a.ws.bucket_hist[0];
+    if (sections > 1) {
+      // Free until a sort from the second round plans round 1.
+      counts = s.a.ws.bucket_hist[1];
+      const std::size_t bytes = std::size_t{sections} * radix * sizeof(std::uint64_t);
+      GPUSORT_CUDA_TRY(cudaMemsetAsync(counts, 0, bytes, stream));
+      // About a thousand blocks in all: each sums a run of stored block histograms.
+      const dim3 grid(std::max(1u, detail::section_count_blocks / sections), sections);
+      section_counts_kernel<Key, no_value, P><<<grid, radix, 0, stream>>>(
+          s.a, static_cast<std::uint32_t>(blocks), counts);
+      detail::launched(nullptr, "section counts", 0, stream);
+    }
+    GPUSORT_CUDA_TRY(cudaMemcpyAsync(h_counts, counts,
+                                     std::size_t{sections} * radix * sizeof(std::uint64_t),
+                                     cudaMemcpyDeviceToHost, stream));
   });
 }
 
 template <typename Key>
 void scatter_first_digit(const device_shapes& shapes, const tuning& requested, const Key* keys,
                          Key* base, std::uint64_t n, const std::uint64_t* cursors,
-                         std::byte* d_workspace, std::size_t workspace_size,
-                         cudaStream_t stream) {
+                         first_round_section section, std::byte* d_workspace,
+                         std::size_t workspace_size, cudaStream_t stream) {
   GPUSORT_EXPECTS(n >= 1, "HRS: scattering no keys");
+  GPUSORT_EXPECTS(section.index < section.count,
+                  "HRS: section " + std::to_string(section.index) + " of " +
+                      std::to_string(section.count));
   with_policy(detail::policies_of<Key, no_value>{}, shapes.compute_capability, [&](auto policy) {
     using P = decltype(policy);
     Key* const k[2] = {const_cast<Key*>(keys), base};
     no_value* const v[2] = {nullptr, nullptr};
     const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, k, v, n,
                                                           d_workspace, workspace_size);
-    first_round_cursors c;
-    std::copy(cursors, cursors + radix, c.at);
-    set_cursors_kernel<Key, no_value, P><<<1, radix, 0, stream>>>(s.a, c);
-    detail::launched(nullptr, "cursors", 0, stream);
+    if (section.index == 0) {
+      first_round_cursors c;
+      std::copy(cursors, cursors + radix, c.at);
+      set_cursors_kernel<Key, no_value, P><<<1, radix, 0, stream>>>(s.a, c);
+      detail::launched(nullptr, "cursors", 0, stream);
+    }
+    const auto blocks = static_cast<std::uint32_t>(detail::first_round_blocks(s));
+    const block_window window{section_first_block(section.index, section.count, blocks),
+                              section_first_block(section.index + 1, section.count, blocks)};
     const int threads = static_cast<int>(s.t.counting_threads);
     scatter_kernel<Key, no_value, P>
         <<<shapes.scatter_grid, threads,
            scatter_smem_bytes<Key, no_value>(threads, P::counting.keys_per_thread), stream>>>(
-            s.a, 0);
+            s.a, 0, window);
     detail::launched(nullptr, "scatter", 0, stream);
   });
 }
@@ -441,10 +475,11 @@ std::string describe(const tuning& requested, int cc) {
 #define GPUSORT_HRS_INSTANTIATE_FIRST_ROUND(KEY)                                                 \
   template void gpusort::gpu::hrs::count_first_digit<KEY>(                                       \
       const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&, const KEY*,    \
-      std::uint64_t, std::byte*, std::size_t, std::uint64_t*, cudaStream_t);                     \
+      std::uint64_t, std::byte*, std::size_t, std::uint32_t, std::uint64_t*, cudaStream_t);      \
   template void gpusort::gpu::hrs::scatter_first_digit<KEY>(                                     \
       const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&, const KEY*,    \
-      KEY*, std::uint64_t, const std::uint64_t*, std::byte*, std::size_t, cudaStream_t);         \
+      KEY*, std::uint64_t, const std::uint64_t*, gpusort::gpu::hrs::first_round_section,         \
+      std::byte*, std::size_t, cudaStream_t);                                                    \
   template void gpusort::gpu::hrs::sort_from_second_round<KEY>(                                  \
       const gpusort::gpu::hrs::device_shapes&, const gpusort::gpu::hrs::tuning&,                 \
       KEY* const[2], const std::uint64_t*, std::uint64_t, std::byte*, std::size_t, cudaStream_t);

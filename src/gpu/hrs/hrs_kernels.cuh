@@ -90,6 +90,42 @@ __global__ void __launch_bounds__(radix) set_cursors_kernel(sort_args<Key, Value
   a.ws.bucket_hist[0][threadIdx.x] = c.at[threadIdx.x];
 }
 
+/// Round 0's key blocks cut into `sections` runs of consecutive blocks: where section j begins
+/// among `blocks` (j = sections: the end). A multi-GPU exchange scatters its slice a section at a
+/// time, so that each section's keys can cross the link while the next one is scattered.
+__host__ __device__ constexpr std::uint32_t section_first_block(std::uint32_t j,
+                                                                std::uint32_t sections,
+                                                                std::uint32_t blocks) {
+  return static_cast<std::uint32_t>(std::uint64_t{blocks} * j / sections);
+}
+
+/**
+ * The digit counts of each section of round 0, summed from the key blocks' stored histograms
+ * into out[j * radix + d] (zeroed before): grid (parts, sections) of radix threads, each block
+ * summing a run of the section's blocks, one atomic per digit.
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(radix) section_counts_kernel(sort_args<Key, Value> a,
+                                                               std::uint32_t blocks,
+                                                               unsigned long long* out) {
+  const std::uint32_t j = blockIdx.y;
+  const std::uint32_t first = section_first_block(j, gridDim.y, blocks);
+  const std::uint32_t last = section_first_block(j + 1, gridDim.y, blocks);
+  const std::uint32_t per = (last - first + gridDim.x - 1) / gridDim.x;
+  const std::uint64_t begin = first + std::uint64_t{blockIdx.x} * per;
+  const std::uint64_t end = begin + per < last ? begin + per : last;
+  unsigned long long sum = 0;
+  for (std::uint64_t b = begin; b < end; ++b) sum += a.ws.block_hist[b * radix + threadIdx.x];
+  if (sum != 0) atomicAdd(&out[std::uint64_t{j} * radix + threadIdx.x], sum);
+}
+
+/// The key blocks [first, last) of a round that a scatter launch takes (last is clamped to the
+/// round's count): all of them in a sort, one section of round 0 in a multi-GPU exchange.
+struct block_window {
+  std::uint32_t first = 0;
+  std::uint32_t last = ~std::uint32_t{0};
+};
+
 /// Digit counts of keys that someone else already partitioned by their top digit, laid out
 /// digit after digit in keys[1] (what round 0's scatter would have left).
 struct first_round_counts {
@@ -431,14 +467,14 @@ __device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words
  * partitions its keys in shared memory (one shared atomic per key, or per warp and digit when
  * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
  * The block's keys are loaded first, so that their latency overlaps the reservation. Thread
- * blocks take key blocks in turn (block b by thread block b mod grid), so that the key blocks
+ * blocks take the window's key blocks in turn (its b-th by thread block b mod grid), so that the key blocks
  * of one bucket are scattered at the same time and each sub-bucket fills from few write fronts
  * that stay in L2. Pairs note each key's source index in the tile and fetch the values, staged
  * in shared memory, in tile order.
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
-    scatter_kernel(sort_args<Key, Value> a, int round) {
+    scatter_kernel(sort_args<Key, Value> a, int round, block_window window) {
   const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
   const std::uint32_t kpb = a.keys_per_block;
@@ -457,8 +493,9 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
   __shared__ std::uint64_t s_delta[radix];  // destination index - tile position
   __shared__ std::uint32_t scratch[Policy::max_counting_threads / warp_threads];
 
-  const std::uint32_t total = a.ws.ctr->blocks[round];
-  if (blockIdx.x >= total) return;
+  const std::uint32_t total =
+      a.ws.ctr->blocks[round] < window.last ? a.ws.ctr->blocks[round] : window.last;
+  if (std::uint64_t{window.first} + blockIdx.x >= total) return;
   const int parity = round & 1;
   const int next = parity ^ 1;
   const unsigned shift = round_shift<Key>(round);
@@ -466,7 +503,7 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
   Key* dst = a.keys[next];
   for (unsigned e = threadIdx.x; e < words; e += threads) match_words[e] = 0;
 
-  for (std::uint32_t b = blockIdx.x; b < total; b += gridDim.x) {
+  for (std::uint32_t b = window.first + blockIdx.x; b < total; b += gridDim.x) {
     const key_block blk = a.ws.blocks[parity][b];
     if (a.ws.buckets[parity][blk.bucket].done) continue;
     // The keys first: their loads are in flight while the block reserves its chunks.

@@ -41,6 +41,8 @@ struct options {
   bool only_all = false;  // only g = every slot (skip 1..g-1)
   bool fuse = true;       // multi_gpu_sort_config::fuse_exchange
   gpu::chunk_algorithm local = gpu::chunk_algorithm::onesweep;  // ::local_algorithm
+  std::uint32_t sections = gpu::multi_gpu_sort_config{}.exchange_sections;  // ::exchange_sections
+  bool overlap = true;  // ::exchange_overlap
 };
 
 test::key_distribution parse_dist(const std::string& text) {
@@ -156,6 +158,8 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
   config.digit_bits = o.digit_bits;
   config.fuse_exchange = o.fuse;
   config.local_algorithm = o.local;
+  config.exchange_sections = o.sections;
+  config.exchange_overlap = o.overlap;
   gpu::multi_gpu_sorter sorter(devices, config);
   const std::vector<gpu::multi_gpu_memory> memory = sorter.memory(sizes);
   for (std::size_t i = 0; i < g; ++i)
@@ -169,6 +173,7 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
   std::vector<double> hist, plan, scatter, exchange, local, total;
   gpu::multi_gpu_result last;
   bool first_round = true;
+  std::uint32_t staged = 0;
   for (int r = 0; r < o.warmup + o.repeat; ++r) {
     gpu::multi_gpu_result result = sorter.sort(slices);
     validate<Word>(result, o.keys);
@@ -180,6 +185,7 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
     local.push_back(result.ms.local_sort);
     total.push_back(result.ms.total);
     first_round = first_round && result.first_round_exchange;
+    staged = result.staged_sections;
     last = std::move(result);
   }
   std::uint64_t most = 0;
@@ -189,7 +195,7 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
   const double t = median(total);
   if (g == 1) one_slot.total_ms = t;
   std::printf(
-      "%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f,%.3f,%d\n",
+      "%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f,%.3f,%d,%u,%d\n",
       list.c_str(), g, gpu::to_string(o.key).c_str(), o.dist.name().c_str(),
       static_cast<unsigned long long>(o.keys), median(hist), median(plan),
       median(scatter), median(exchange), median(local), t,
@@ -198,14 +204,15 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
       static_cast<unsigned long long>(last.plan.bound()),
       one_slot.total_ms > 0 && t > 0 ? one_slot.total_ms / t : 0.0,
       gpu::to_string(o.local), one_slot.alone_ms,
-      one_slot.alone_ms > 0 && t > 0 ? one_slot.alone_ms / t : 0.0, first_round ? 1 : 0);
+      one_slot.alone_ms > 0 && t > 0 ? one_slot.alone_ms / t : 0.0, first_round ? 1 : 0,
+      staged, o.overlap ? 1 : 0);
   std::fflush(stdout);
 }
 
 int run(const options& o) {
   std::printf("devices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,exchange_ms,"
               "local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,speedup_vs_1,local,"
-              "alone_ms,speedup_vs_alone,first_round\n");
+              "alone_ms,speedup_vs_alone,first_round,staged_sections,overlap\n");
   one_slot_times one_slot;
   one_slot.alone_ms = o.key == gpu::multi_gpu_key::u32 ? alone_ms<std::uint32_t>(o)
                                                        : alone_ms<std::uint64_t>(o);
@@ -228,11 +235,12 @@ int main(int argc, char** argv) try {
       "--devices (keys generated on each GPU, split evenly), the median of --repeat sorts per "
       "phase, as CSV:\ndevices,slots,key,dist,keys,histogram_ms,plan_ms,scatter_ms,"
       "exchange_ms,local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,"
-      "speedup_vs_1,local,alone_ms,speedup_vs_alone,first_round (device phases: the slowest "
-      "slot; total: host clock; speedup_vs_1: against the one-slot sort's total; alone_ms: the "
-      "local algorithm alone sorting all the keys on the first device, as the single-GPU "
+      "speedup_vs_1,local,alone_ms,speedup_vs_alone,first_round,staged_sections,overlap "
+      "(device phases: the slowest slot; total: host clock; speedup_vs_1: against the one-slot "
+      "sort's total; alone_ms: the local algorithm alone sorting all the keys on the first device, as the single-GPU "
       "command does, CUDA events; speedup_vs_alone: alone_ms / total_ms; first_round: 1 when "
-      "every sort's exchange was HRS's first round)\n\nOptions");
+      "every sort's exchange was HRS's first round; staged_sections: the most sections a source "
+      "staged in, in the last sort; overlap: 0 with --no-overlap)\n\nOptions");
   desc.add_options()
       ("devices", po::value<std::string>()->value_name("LIST"),
        "device ids, comma-separated; repeats run several slots on one GPU (default 0)")
@@ -247,6 +255,12 @@ int main(int argc, char** argv) try {
                   "reach each other's memory")
       ("local", po::value<std::string>()->value_name("onesweep|hrs"),
        "each destination's sort of its range (default onesweep)")
+      ("sections", po::value<std::uint32_t>()->value_name("N"),
+       "where the exchange is HRS's first round, scatter the keys for other GPUs locally in up "
+       "to N sections, each copied over while the next is scattered; 0: store straight into "
+       "the peers (default 8)")
+      ("no-overlap", "where the exchange is staged, sort each destination's range after every "
+                     "key arrived, not its first half while the rest crosses the link")
       ("repeat", po::value<int>()->value_name("N"), "timed sorts, median reported (default 5)")
       ("warmup", po::value<int>()->value_name("N"), "untimed sorts first (default 1)")
       ("help", "print this help and exit")
@@ -273,6 +287,8 @@ int main(int argc, char** argv) try {
     GPUSORT_EXPECTS(l == "onesweep" || l == "hrs", "--local '" + l + "': expected onesweep or hrs");
     o.local = l == "hrs" ? gpu::chunk_algorithm::hrs : gpu::chunk_algorithm::onesweep;
   }
+  o.overlap = vm->count("no-overlap") == 0;
+  if (vm->count("sections")) o.sections = (*vm)["sections"].as<std::uint32_t>();
   if (vm->count("repeat")) o.repeat = (*vm)["repeat"].as<int>();
   if (vm->count("warmup")) o.warmup = (*vm)["warmup"].as<int>();
   GPUSORT_EXPECTS(o.repeat > 0 && o.warmup >= 0, "--repeat must be > 0, --warmup >= 0");

@@ -1,7 +1,7 @@
 // gpusort-bench-p2p: for each ordered pair of the selected GPUs, the bandwidth of a peer copy
-// (cudaMemcpyPeerAsync, peer access enabled where the pair has it), of a kernel that stores
-// into the peer's memory (what the multi-GPU sort's scatter does), one way and both ways at
-// once, and of the same bytes staged through page-locked host memory (D2H, then H2D); with
+// (cudaMemcpyPeerAsync, peer access enabled where the pair has it; what the staged exchange
+// does) and of a kernel that stores into the peer's memory (what the multi-GPU sort's scatter
+// does), each one way and both ways at once, and of the same bytes staged through page-locked host memory (D2H, then H2D); with
 // one GPU, the copy within it and the staged D2H/H2D. Timed with CUDA events, the median of
 // --repeat runs, as CSV on stdout.
 #include <cuda_runtime_api.h>
@@ -181,32 +181,41 @@ int run(const options& o) {
         });
         print_row(from.id, to.id, "p2p", peer, o.bytes, p2p);
         if (peer) {
-          // Stores by a kernel of the source, 8 and 16 bytes a thread; "both": the pair's
-          // other direction at the same time (the exchange), the slower side's time.
           gpu::enable_peer_access(to.id, from.id);
-          auto stores = [&](auto word, bool both) {
-            using Word = decltype(word);
+          // `move(a, b)` enqueues on a's stream a move of a.src into b.dst. "both": the pair's
+          // other direction at the same time (the exchange), the slower side's time.
+          auto timed = [&](auto&& move, bool both) {
             return measured(o, [&] {
               to.s.synchronize();
               if (both) {
                 gpu::device_guard guard(to.id);
                 to.begin.record(to.s.get());
-                launch_stores<Word>(to.src.data(), from.dst.data(), bytes, to.s.get());
+                move(to, from);
                 to.end.record(to.s.get());
               }
               gpu::device_guard guard(from.id);
-              const double ms = timed_ms(from, [&] {
-                launch_stores<Word>(from.src.data(), to.dst.data(), bytes, from.s.get());
-              });
+              const double ms = timed_ms(from, [&] { move(from, to); });
               if (!both) return ms;
               to.end.synchronize();
               return std::max(ms, static_cast<double>(gpu::elapsed_ms(to.begin, to.end)));
             });
           };
-          print_row(from.id, to.id, "kernel8", peer, o.bytes, stores(std::uint64_t{}, false));
-          print_row(from.id, to.id, "kernel16", peer, o.bytes, stores(uint4{}, false));
-          print_row(from.id, to.id, "kernel8-both", peer, o.bytes, stores(std::uint64_t{}, true));
-          print_row(from.id, to.id, "kernel16-both", peer, o.bytes, stores(uint4{}, true));
+          const auto copy = [&](device_side& a, device_side& b) {
+            GPUSORT_CUDA_TRY(cudaMemcpyPeerAsync(b.dst.data(), b.id, a.src.data(), a.id, bytes,
+                                                 a.s.get()));
+          };
+          // Stores by a kernel of the source, 8 and 16 bytes a thread.
+          const auto stores = [&](auto word) {
+            return [&, word](device_side& a, device_side& b) {
+              launch_stores<decltype(word)>(a.src.data(), b.dst.data(), bytes, a.s.get());
+            };
+          };
+          print_row(from.id, to.id, "p2p-both", peer, o.bytes, timed(copy, true));
+          print_row(from.id, to.id, "kernel8", peer, o.bytes, timed(stores(std::uint64_t{}), false));
+          print_row(from.id, to.id, "kernel16", peer, o.bytes, timed(stores(uint4{}), false));
+          print_row(from.id, to.id, "kernel8-both", peer, o.bytes,
+                    timed(stores(std::uint64_t{}), true));
+          print_row(from.id, to.id, "kernel16-both", peer, o.bytes, timed(stores(uint4{}), true));
         }
       }
       // Staged: D2H on the source, then H2D on the destination, one after the other (events
@@ -245,9 +254,10 @@ int main(int argc, char** argv) try {
       std::string("Usage: ") + tool_name +
       " [OPTION]...\nCopy bandwidth between GPUs: peer to peer and staged through page-locked "
       "host memory, for each ordered pair (within the GPU, and D2H/H2D, for one), as CSV:\n"
-      "from,to,kind(d2d|p2p|kernel8|kernel16|kernel8-both|kernel16-both|d2h|h2d|staged),"
+      "from,to,kind(d2d|p2p|p2p-both|kernel8|kernel16|kernel8-both|kernel16-both|d2h|h2d|"
+      "staged),"
       "peer_access,bytes,median_ms,median_gb_s,min_ms,max_ms (GB = 1e9 bytes; kernelW: a "
-      "kernel of the source storing W bytes a thread into the peer, -both with the other "
+      "kernel of the source storing W bytes a thread into the peer; -both: the other "
       "direction at once; staged = D2H then H2D, not overlapped)\n\nOptions");
   desc.add_options()
       ("devices", po::value<std::string>()->value_name("LIST"),
