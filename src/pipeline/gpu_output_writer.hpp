@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <utility>
 
 #include "core/ordered_worker.hpp"
 #include "gpu/run_former.hpp"
@@ -19,8 +20,8 @@
 namespace gpusort::pipeline {
 
 /// Pieces come back through `staging` and go to the sink that `open_sink(output_bytes)` returns
-/// (opened with the first piece): run r's piece at `offset` lands at (first_run + r) *
-/// run_bytes + offset.
+/// (opened with the first piece): run r's piece at `offset` lands at place(r) * run_bytes +
+/// offset (place(r) = r unless set).
 /// A mapped output takes pieces concurrently on the arena's threads, a stream in order on a
 /// worker thread, so that the run former's thread never waits on a write.
 class gpu_output_writer final : public gpu::run_sink {
@@ -34,11 +35,13 @@ class gpu_output_writer final : public gpu::run_sink {
   gpu_output_writer(const gpu_output_writer&) = delete;
   gpu_output_writer& operator=(const gpu_output_writer&) = delete;
 
-  /// Bytes of every run but the last, and where run 0 lands (a GPU sorting the key ranges
-  /// from the first_run-th on: first_run * run_bytes): set before the first piece arrives.
-  void set_run_bytes(std::uint64_t run_bytes, std::uint64_t first_run = 0) noexcept {
+  /// Bytes of every run but the last, and which slot of that size the former's run r fills
+  /// (a GPU sorting the key ranges it takes from a queue: the range it took r-th); `place` is
+  /// called on the former's thread. Set before the first piece arrives.
+  void set_run_places(std::uint64_t run_bytes,
+                      std::function<std::uint64_t(std::uint64_t)> place) noexcept {
     run_bytes_ = run_bytes;
-    base_ = first_run * run_bytes;
+    place_ = std::move(place);
   }
 
   std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
@@ -58,7 +61,7 @@ class gpu_output_writer final : public gpu::run_sink {
   std::uint64_t output_bytes_;
   tbb::task_arena& arena_;
   std::uint64_t run_bytes_ = 0;
-  std::uint64_t base_ = 0;
+  std::function<std::uint64_t(std::uint64_t)> place_;
   io::output_sink* sink_ = nullptr;
   std::atomic<std::uint64_t> records_{0};
   tbb::task_group writes_;        // concurrent writes into a mapped output

@@ -143,19 +143,28 @@ class range_lane {
 
   [[nodiscard]] std::uint64_t chunk() const noexcept { return former_->chunk_records(); }
 
-  /// Sorts key ranges [first, last) of `chunk` records each into the output; ends early,
-  /// throwing, once `stop` is set (another GPU failed).
-  void sort(std::uint64_t first, std::uint64_t last, std::uint64_t chunk,
+  /// Sorts key ranges of `chunk` records each into the output, taking the next one from
+  /// `next` (shared by every GPU) until all `ranges` are taken: a GPU that sorts faster takes
+  /// more. Ends early, throwing, once `stop` is set (another GPU failed).
+  void sort(std::atomic<std::uint64_t>& next, std::uint64_t ranges, std::uint64_t chunk,
             const std::atomic<bool>& stop) {
     const std::uint32_t record_size = pass_.record_size;
-    const std::uint64_t records =
-        std::min(pass_.total, last * chunk) - std::min(pass_.total, first * chunk);
-    writer_->set_run_bytes(chunk * record_size, first);
+    // The former's run k is the k-th range this GPU took. Every range but the last holds
+    // exactly one chunk, and the last is taken last, so the former's chunks are the ranges.
+    taken_ = std::make_unique<std::atomic<std::uint64_t>[]>(ranges);
+    writer_->set_run_places(chunk * record_size, [this](std::uint64_t run) {
+      return taken_[run].load(std::memory_order_acquire);
+    });
+    std::uint64_t records = 0;
     try {
       range_feeder feeder(*former_, staging_in_.get(), piece_bytes_, arena_, trace_);
-      for (std::uint64_t r = first; r < last; ++r) {
+      for (std::uint64_t k = 0;; ++k) {
         if (stop.load(std::memory_order_relaxed))
           throw error("range sort stopped: another GPU failed");
+        const std::uint64_t r = next.fetch_add(1, std::memory_order_relaxed);
+        if (r >= ranges) break;
+        taken_[k].store(r, std::memory_order_release);
+        records += std::min(pass_.total, (r + 1) * chunk) - r * chunk;
         for (std::size_t j = 0; j < pass_.views.size(); ++j) {
           const std::uint64_t from = pass_.cuts[r][j];
           const std::byte* src = pass_.views[j].data + from * record_size;
@@ -192,6 +201,8 @@ class range_lane {
   std::size_t piece_bytes_ = 0;
   std::unique_ptr<gpu_output_writer> writer_;  // outlives the former, whose thread calls it
   std::shared_ptr<staging_pool> staging_in_;   // before the former: its callbacks release here
+  /// The ranges in the order this GPU took them (read by the writer on the former's thread).
+  std::unique_ptr<std::atomic<std::uint64_t>[]> taken_;
   std::optional<gpu::run_former> former_;
 };
 
@@ -263,9 +274,11 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
     });
   }
 
+  // The GPUs take the ranges from one queue, in key order, as they finish the last.
   const std::uint64_t g = std::min<std::uint64_t>(lanes.size(), ranges);
+  std::atomic<std::uint64_t> next{0};
   detail::each_until_failure(g, [&](std::size_t i, const std::atomic<bool>& stop) {
-    lanes[i]->sort(ranges * i / g, ranges * (i + 1) / g, chunk, stop);
+    lanes[i]->sort(next, ranges, chunk, stop);
   });
   return ranges;
 }

@@ -1,7 +1,8 @@
 // Pass two of strategy gpu_ranges: sorted runs become the output without a host merge. The
 // runs are cut by exact rank into key ranges of one GPU chunk each; each range's pieces travel
 // to a GPU in run order, are sorted there again, stably, and are written at the range's final
-// offset in the output while the next range is copied in. Several GPUs share the ranges.
+// offset in the output while the next range is copied in. Several GPUs take the ranges from
+// one queue.
 #pragma once
 
 #include <tbb/task_arena.h>
@@ -24,8 +25,9 @@ namespace gpusort::pipeline {
  * Writes the sorted order of every run in `store` to the sink that
  * `open_sink(total bytes)` returns, sorting key ranges on the GPUs of `devices`: the first
  * alone where its chunk holds every record or the sink takes writes only in order (a
- * stream); else each GPU takes an equal share of the ranges, all at once, every range one
- * chunk of the smallest any of them holds. The first GPU to fail stops the others; its error
+ * stream); else the GPUs sort at once, each taking the next range from one queue as it is
+ * done with its last (a faster GPU takes more), every range one chunk of the smallest any of
+ * them holds. The first GPU to fail stops the others; its error
  * is rethrown.
  * - Requires resident runs in input order and a format the GPU sorts directly
  *   (gpu::supports_format); the runs stay untouched.

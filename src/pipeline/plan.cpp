@@ -440,6 +440,10 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
         plan.why.push_back(runs_words + "runs come back to the host, are cut into key ranges " +
                            "of one chunk and each range is sorted again on the GPU into its " +
                            "place in the output (no host merge)" +
+                           (plan.sort_devices.size() > 1
+                                ? "; the " + std::to_string(plan.sort_devices.size()) +
+                                      " GPUs take the ranges from one queue"
+                                : std::string()) +
                            (input_bytes ? std::string()
                                         : "; should the stream's runs spill, they are merged on "
                                           "the host"));
