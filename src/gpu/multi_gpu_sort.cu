@@ -538,6 +538,7 @@ template <typename Word>
 std::vector<std::vector<std::uint64_t>> multi_gpu_sorter::impl::first_digit_histograms(
     std::span<const multi_gpu_slice> slices) {
   for (std::size_t i = 0; i < slots.size(); ++i) {
+    slots[i].sections = 1;  // an empty slice is not counted
     if (slices[i].records == 0) continue;
     on_slot(i, "first round histogram", [&] {
       slot& sl = slots[i];
