@@ -414,9 +414,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
       if (plan.devices.size() > 1 && input_bytes) {
         plan.sort_devices = plan.devices;
         plan.why.push_back(std::to_string(plan.devices.size()) + " GPUs form runs at once, each " +
-                           "taking the file's next chunk from one queue as it finishes the " +
-                           "last (each its own equal share where one holds less than a " +
-                           "chunk), with its own readers and staging");
+                           "from its own equal share of the file, with its own readers and " +
+                           "staging");
       } else if (plan.devices.size() > 1) {
         plan.why.push_back("a stream is read in order: GPU " + std::to_string(gpu.device) +
                            " forms every run, the other selected GPUs idle");

@@ -332,12 +332,11 @@ TEST(MakePlan, SeveralGpusAreListedWithTheirTopology) {
 TEST(MakePlan, SeveralGpusShareTheRunsOfAFile) {
   host_facts facts = gpu_host(std::uint64_t{1} << 27);  // chunks of 1 GiB of u64
   facts.gpu->devices = {0, 1};
-  // 16 GiB: the GPUs take its 16 chunks from one queue.
+  // 16 GiB: each GPU forms the runs of its 8 GiB, 16 runs in all.
   const sort_plan plan = make_plan(16 * GiB, u64_options(), facts);
   EXPECT_EQ(plan.sort_devices, (std::vector<int>{0, 1})) << why(plan);
   EXPECT_EQ(plan.how, strategy::gpu_ranges) << why(plan);
-  EXPECT_NE(why(plan).find("2 GPUs form runs at once, each taking the file's next chunk from "
-                           "one queue"),
+  EXPECT_NE(why(plan).find("2 GPUs form runs at once, each from its own equal share"),
             std::string::npos)
       << why(plan);
   EXPECT_NE(plan.describe(record_format{}).find("plan: gpu-ranges on GPUs 0,1 (Test GPU)"),
