@@ -27,8 +27,7 @@ namespace gpusort::pipeline {
  * alone where its chunk holds every record or the sink takes writes only in order (a
  * stream); else the GPUs sort at once, each taking the next range from one queue as it is
  * done with its last (a faster GPU takes more), every range one chunk of the smallest any of
- * them holds. The first GPU to fail stops the others; its error
- * is rethrown.
+ * them holds. The first GPU to fail stops the others; its error is rethrown.
  * - Requires resident runs in input order and a format the GPU sorts directly
  *   (gpu::supports_format); the runs stay untouched.
  * - Stable: a range holds, for equal keys, the records of lower runs first (cpu::select_cuts),

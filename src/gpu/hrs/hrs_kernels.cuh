@@ -467,10 +467,10 @@ __device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words
  * partitions its keys in shared memory (one shared atomic per key, or per warp and digit when
  * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
  * The block's keys are loaded first, so that their latency overlaps the reservation. Thread
- * blocks take the window's key blocks in turn (its b-th by thread block b mod grid), so that the key blocks
- * of one bucket are scattered at the same time and each sub-bucket fills from few write fronts
- * that stay in L2. Pairs note each key's source index in the tile and fetch the values, staged
- * in shared memory, in tile order.
+ * blocks take the window's key blocks in turn (its b-th by thread block b mod grid), so that
+ * the key blocks of one bucket are scattered at the same time and each sub-bucket fills from
+ * few write fronts that stay in L2. Pairs note each key's source index in the tile and fetch
+ * the values, staged in shared memory, in tile order.
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(Policy::max_counting_threads, 2)

@@ -195,7 +195,8 @@ void run_slots(const options& o, const std::vector<int>& devices, one_slot_times
   const double t = median(total);
   if (g == 1) one_slot.total_ms = t;
   std::printf(
-      "%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f,%.3f,%d,%u,%d\n",
+      "%s,%zu,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u,%llu,%llu,%.3f,%s,%.3f,%.3f,%d,"
+      "%u,%d\n",
       list.c_str(), g, gpu::to_string(o.key).c_str(), o.dist.name().c_str(),
       static_cast<unsigned long long>(o.keys), median(hist), median(plan),
       median(scatter), median(exchange), median(local), t,
@@ -237,10 +238,11 @@ int main(int argc, char** argv) try {
       "exchange_ms,local_sort_ms,total_ms,gkeys_s,passes,max_destination_keys,bound,"
       "speedup_vs_1,local,alone_ms,speedup_vs_alone,first_round,staged_sections,overlap "
       "(device phases: the slowest slot; total: host clock; speedup_vs_1: against the one-slot "
-      "sort's total; alone_ms: the local algorithm alone sorting all the keys on the first device, as the single-GPU "
-      "command does, CUDA events; speedup_vs_alone: alone_ms / total_ms; first_round: 1 when "
-      "every sort's exchange was HRS's first round; staged_sections: the most sections a source "
-      "staged in, in the last sort; overlap: 0 with --no-overlap)\n\nOptions");
+      "sort's total; alone_ms: the local algorithm alone sorting all the keys on the first "
+      "device, as the single-GPU command does, CUDA events; speedup_vs_alone: alone_ms / "
+      "total_ms; first_round: 1 when every sort's exchange was HRS's first round; "
+      "staged_sections: the most sections a source staged in, in the last sort; overlap: 0 "
+      "with --no-overlap)\n\nOptions");
   desc.add_options()
       ("devices", po::value<std::string>()->value_name("LIST"),
        "device ids, comma-separated; repeats run several slots on one GPU (default 0)")

@@ -1,9 +1,9 @@
 // gpusort-bench-p2p: for each ordered pair of the selected GPUs, the bandwidth of a peer copy
 // (cudaMemcpyPeerAsync, peer access enabled where the pair has it; what the staged exchange
 // does) and of a kernel that stores into the peer's memory (what the multi-GPU sort's scatter
-// does), each one way and both ways at once, and of the same bytes staged through page-locked host memory (D2H, then H2D); with
-// one GPU, the copy within it and the staged D2H/H2D. Timed with CUDA events, the median of
-// --repeat runs, as CSV on stdout.
+// does), each one way and both ways at once, and of the same bytes staged through page-locked
+// host memory (D2H, then H2D); with one GPU, the copy within it and the staged D2H/H2D. Timed
+// with CUDA events, the median of --repeat runs, as CSV on stdout.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -211,7 +211,8 @@ int run(const options& o) {
             };
           };
           print_row(from.id, to.id, "p2p-both", peer, o.bytes, timed(copy, true));
-          print_row(from.id, to.id, "kernel8", peer, o.bytes, timed(stores(std::uint64_t{}), false));
+          print_row(from.id, to.id, "kernel8", peer, o.bytes,
+                    timed(stores(std::uint64_t{}), false));
           print_row(from.id, to.id, "kernel16", peer, o.bytes, timed(stores(uint4{}), false));
           print_row(from.id, to.id, "kernel8-both", peer, o.bytes,
                     timed(stores(std::uint64_t{}), true));
