@@ -35,8 +35,9 @@ enum class merge_location : std::uint8_t {
   gpu,
 };
 
-/// Which GPUs may be used. A file of more than one chunk is shared among all of them, each
-/// forming runs of its part at once; one chunk, or a stream, is sorted by the first.
+/// Which GPUs may be used. A file of more than one chunk is shared among all of them, which
+/// form its runs at once, taking the chunks from one queue; one chunk, or a stream, is sorted
+/// by the first.
 struct device_selection {
   enum class mode : std::uint8_t {
     automatic,  ///< every visible GPU; the CPU when there is none

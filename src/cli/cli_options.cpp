@@ -119,8 +119,8 @@ std::vector<option_group> option_groups() {
        "(every GPU present; an error without one), none (CPU only), or device ids, "
        "comma-separated, such as 0,1; a file of more than one chunk is shared among them: "
        "records that are their own key and that the GPUs hold together are partitioned "
-       "across them by key and sorted where they land (no merge), else each forms runs of "
-       "its part at once, and key ranges of the runs sorted again on the GPUs go to them "
+       "across them by key and sorted where they land (no merge), else they form its runs "
+       "at once, taking the chunks (and the key ranges of runs sorted again on the GPUs) "
        "from one queue; one chunk or a stream goes to the first")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default: the CPU for files of up to 64 MiB and 10 Mi records per "

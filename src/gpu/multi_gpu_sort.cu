@@ -35,7 +35,9 @@ double ms_since(host_clock::time_point t0) {
 
 constexpr std::uint64_t alignment = 256;
 
-std::uint64_t aligned(std::uint64_t bytes) { return (bytes + alignment - 1) / alignment * alignment; }
+std::uint64_t aligned(std::uint64_t bytes) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
 
 std::uint64_t segments_of(std::uint64_t records) {
   return (records + mg::segment_keys - 1) / mg::segment_keys;
@@ -161,6 +163,9 @@ struct multi_gpu_sorter::impl {
   void scatter(std::size_t i, const multi_gpu_slice& slice, const partition_plan& plan);
   void exchange(std::size_t d, const partition_plan& plan, std::vector<staged_piece>& staged);
   void arrive(std::size_t d, const partition_plan& plan);
+  /// Makes slot d's stream wait for event `sent` of every slot that sends it keys (and of d
+  /// itself where `own`); call on d's device.
+  void wait_for_sources(std::size_t d, const partition_plan& plan, event slot::*sent, bool own);
   template <typename Word>
   void local_sort(std::size_t d, const partition_plan& plan, multi_gpu_range& range);
   /// Whether the exchange may be HRS's first round (see multi_gpu_sort.hpp).
@@ -432,14 +437,14 @@ void multi_gpu_sorter::impl::exchange(std::size_t d, const partition_plan& plan,
   // The destination pulls every piece on its own stream, so its local sort is ordered after
   // them without further events; staged pieces go down on the source's stream first.
   bool own_pending = false;
+  const auto destination = static_cast<std::uint32_t>(d);
   for (std::uint32_t s = 0; s < g; ++s) {
-    const std::uint64_t count = plan.count(s, static_cast<std::uint32_t>(d));
+    const std::uint64_t count = plan.count(s, destination);
     if (count == 0) continue;
     const std::uint64_t bytes = count * key_bytes();
     const std::byte* from =
-        slots[s].scatter.data() + plan.send_offset(s, static_cast<std::uint32_t>(d)) * key_bytes();
-    std::byte* to =
-        slots[d].receive.data() + plan.receive_offset(s, static_cast<std::uint32_t>(d)) * key_bytes();
+        slots[s].scatter.data() + plan.send_offset(s, destination) * key_bytes();
+    std::byte* to = slots[d].receive.data() + plan.receive_offset(s, destination) * key_bytes();
     const bool same_device = devices[s] == devices[d];
     if (s == d) {
       on_slot(d, "exchange (own piece)", [&] {
@@ -489,11 +494,18 @@ void multi_gpu_sorter::impl::arrive(std::size_t d, const partition_plan& plan) {
   on_slot(d, "exchange (fused)", [&] {
     slot& sl = slots[d];
     // The other sources wrote their pieces into this receive buffer as they scattered.
-    for (std::size_t s = 0; s < slots.size(); ++s)
-      if (s != d && plan.count(static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(d)) != 0)
-        GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.s.get(), slots[s].scattered.get(), 0));
+    wait_for_sources(d, plan, &slot::scattered, false);
     sl.exchange_end.record(sl.s.get());
   });
+}
+
+void multi_gpu_sorter::impl::wait_for_sources(std::size_t d, const partition_plan& plan,
+                                              event slot::*sent, bool own) {
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const auto source = static_cast<std::uint32_t>(s);
+    if (s == d ? own : plan.count(source, static_cast<std::uint32_t>(d)) != 0)
+      GPUSORT_CUDA_TRY(cudaStreamWaitEvent(slots[d].s.get(), (slots[s].*sent).get(), 0));
+  }
 }
 
 template <typename Word>
@@ -647,11 +659,7 @@ std::uint32_t multi_gpu_sorter::impl::first_round_exchange(
       slot& sl = slots[t];
       // Every source's keys of a group, this slot's own copies out of its staging buffer
       // (the alternate, which the sort overwrites) included.
-      const auto wait_for = [&](event slot::*sent) {
-        for (std::size_t s = 0; s < g; ++s)
-          if (s == t || plan.count(static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(t)))
-            GPUSORT_CUDA_TRY(cudaStreamWaitEvent(sl.s.get(), (slots[s].*sent).get(), 0));
-      };
+      const auto wait_for = [&](event slot::*sent) { wait_for_sources(t, plan, sent, true); };
       // The slice's buffer (in place) or the alternate: either is free once this slot's own
       // scatter, earlier on its stream, has read it.
       Word* const out = reinterpret_cast<Word*>(config.in_place ? sl.scatter.data()

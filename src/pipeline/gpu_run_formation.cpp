@@ -5,7 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -34,14 +39,86 @@ void check_stop(const std::atomic<bool>& stop) {
     throw error("run formation stopped: another GPU's share failed");
 }
 
+/**
+ * The chunks of a file that several GPUs take from, each the next one as it is done with its
+ * last (a faster GPU forms more runs): chunk c is the file's records [c * chunk_records, ...)
+ * and becomes run c. The GPUs use it where every one of them holds the planned chunk, which
+ * they agree on once set up; else each forms the runs of its own share.
+ */
+class chunk_queue {
+ public:
+  /// `pin_runs`: the runs' memory is page-locked ahead of the formers (one run_pinner for all
+  /// GPUs, preparing the runs in the order the GPUs take them).
+  chunk_queue(std::uint64_t records, std::uint64_t chunk_records, std::uint32_t record_size,
+              std::size_t gpus, bool pin_runs, trace_recorder* trace)
+      : records_(records), chunk_records_(chunk_records), record_size_(record_size),
+        chunks_((records + chunk_records - 1) / chunk_records), gpus_(gpus),
+        pin_runs_(pin_runs), trace_(trace) {}
+
+  /// Whether the GPUs take from the queue: every one calls it once, with the chunk its former
+  /// holds, and waits for the others (throwing once `stop` is set: another one failed).
+  bool agree(std::uint64_t chunk, int device, const std::atomic<bool>& stop) {
+    std::unique_lock lock(mutex_);
+    all_hold_ = all_hold_ && chunk == chunk_records_;
+    if (++arrived_ == gpus_) {
+      if (all_hold_ && pin_runs_) {
+        std::vector<std::size_t> run_bytes;
+        for (std::uint64_t c = 0; c < chunks_; ++c)
+          run_bytes.push_back(static_cast<std::size_t>(
+              std::min(chunk_records_, records_ - c * chunk_records_) * record_size_));
+        pinner_.emplace(std::move(run_bytes), 0, device, run_pin_threads, trace_);
+      }
+      agreed_.notify_all();
+    }
+    while (arrived_ < gpus_) {
+      check_stop(stop);
+      agreed_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    return all_hold_;
+  }
+
+  /// The next chunk no GPU has taken, or none.
+  [[nodiscard]] std::optional<std::uint64_t> take() noexcept {
+    const std::uint64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= chunks_) return std::nullopt;
+    return c;
+  }
+  [[nodiscard]] std::uint64_t chunks() const noexcept { return chunks_; }
+  /// Bytes [first, last) of chunk c in the file.
+  [[nodiscard]] std::uint64_t first_byte(std::uint64_t c) const noexcept {
+    return c * chunk_records_ * record_size_;
+  }
+  [[nodiscard]] std::uint64_t last_byte(std::uint64_t c) const noexcept {
+    return std::min(records_, (c + 1) * chunk_records_) * record_size_;
+  }
+  /// Set once agree() found every GPU holding the chunk and runs are pinned.
+  [[nodiscard]] run_pinner* pinner() noexcept { return pinner_ ? &*pinner_ : nullptr; }
+
+ private:
+  std::uint64_t records_;
+  std::uint64_t chunk_records_;
+  std::uint32_t record_size_;
+  std::uint64_t chunks_;
+  std::size_t gpus_;
+  bool pin_runs_;
+  trace_recorder* trace_;
+  std::atomic<std::uint64_t> next_{0};
+  std::mutex mutex_;
+  std::condition_variable agreed_;
+  std::size_t arrived_ = 0;
+  bool all_hold_ = true;
+  std::optional<run_pinner> pinner_;  // last: its threads stop before the rest goes away
+};
+
 /// Forms the runs of one share on its GPU; `whole`: the share is the whole input, which may
-/// then go straight into the output as one chunk.
+/// then go straight into the output as one chunk. With `queue`, the GPU takes the file's
+/// chunks from it instead where every GPU agrees (chunk_queue).
 gpu_run_result form_share(io::input_source& input, const sort_options& options,
                           const gpu_stage_config& config, const gpu_share& share, bool whole,
                           run_store& store,
                           const std::function<io::output_sink&(std::uint64_t)>& open_sink,
                           tbb::task_arena& arena, trace_recorder* trace,
-                          const std::atomic<bool>& stop) {
+                          const std::atomic<bool>& stop, chunk_queue* queue) {
   const record_format& format = options.format;
   const bool direct = gpu::supports_format(format);
   const record_format sorted_format = direct ? format : cpu::sort_item_format();
@@ -66,7 +143,8 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
     const std::uint64_t records = std::max<std::uint64_t>(1, share_records);
     if (former_config.max_chunk_records == 0 || records < former_config.max_chunk_records)
       former_config.max_chunk_records = records;
-    former_config.expected_records = share_records;
+    // From a queue a GPU may take more than its share: no one-chunk former.
+    former_config.expected_records = queue != nullptr ? 0 : share_records;
   }
   former_config.piece_bytes = staging_bytes / unit * unit;
 
@@ -88,6 +166,7 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   record_storer records_as_they_are(store);
   item_gatherer gatherer(store, format, options.descending, arena, trace);
   run_storer& storer = direct ? static_cast<run_storer&>(records_as_they_are) : gatherer;
+  bool queued = false;                        // chunks taken from `queue`, set once agreed
   std::unique_ptr<gpu_output_writer> writer;  // one chunk: straight into the output
   std::unique_ptr<run_collector> collector;   // else: runs
   auto make_sink = [&](std::uint64_t chunk_records) -> gpu::run_sink* {
@@ -95,9 +174,9 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
       writer = std::make_unique<gpu_output_writer>(staging_out, open_sink, share_bytes, arena);
       return writer.get();
     }
-    collector = std::make_unique<run_collector>(unit, chunk_records, staging_out, store,
-                                                pinner ? &*pinner : nullptr, storer, arena,
-                                                trace);
+    run_pinner* pins = queued ? queue->pinner() : pinner ? &*pinner : nullptr;
+    collector = std::make_unique<run_collector>(unit, chunk_records, staging_out, store, pins,
+                                                storer, arena, trace);
     return collector.get();
   };
   auto drain_sink = [&] {
@@ -105,17 +184,24 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
     if (collector) collector->drain();
   };
   // The former needs its sink at construction, but which sink depends on the chunk size the
-  // former derives: a forwarding sink breaks the cycle.
+  // former derives: a forwarding sink breaks the cycle. Taking chunks from a queue, the
+  // former's k-th run (id first + k) is the k-th chunk taken, whose run id is its index.
   struct forwarding_sink final : gpu::run_sink {
     gpu::run_sink* target = nullptr;
+    const std::atomic<std::uint64_t>* taken = nullptr;
+    std::uint64_t first = 0;
+    [[nodiscard]] std::uint64_t id(std::uint64_t r) const {
+      return taken != nullptr ? taken[r - first].load(std::memory_order_acquire) : r;
+    }
     std::span<std::byte> piece_buffer(std::uint64_t r, std::uint64_t o, std::size_t l) override {
-      return target->piece_buffer(r, o, l);
+      return target->piece_buffer(id(r), o, l);
     }
     void piece_done(std::uint64_t r, std::uint64_t o, std::span<std::byte> p) override {
-      target->piece_done(r, o, p);
+      target->piece_done(id(r), o, p);
     }
-    void run_done(std::uint64_t r, std::uint64_t n) override { target->run_done(r, n); }
+    void run_done(std::uint64_t r, std::uint64_t n) override { target->run_done(id(r), n); }
   } forward;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> taken;  // outlives the former, as `forward`
 
   gpu_run_result result;
   // Declared before the former: its on_consumed callbacks release into this pool until the
@@ -135,9 +221,15 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   // 0.9 s instead of 0.06 s beside it). A device chunk other than the plan's (the device may
   // hold the whole input now) gets no pinner: its runs are staged. A share of several GPUs'
   // gets one even when it is one run: that run is not the output.
+  queued = queue != nullptr && queue->agree(chunk, share.device, stop);
+  if (queued) {
+    taken = std::make_unique<std::atomic<std::uint64_t>[]>(queue->chunks());
+    forward.taken = taken.get();
+    forward.first = share.first_run;
+  }
   const bool planned_chunk =
       config.pin_chunk_records != 0 && chunk == std::min(config.pin_chunk_records, share_records);
-  if (direct && known && planned_chunk && (!whole || share_records > chunk)) {
+  if (!queued && direct && known && planned_chunk && (!whole || share_records > chunk)) {
     std::vector<std::size_t> run_bytes;
     for (std::uint64_t first = 0; first < share_records; first += chunk)
       run_bytes.push_back(
@@ -167,17 +259,34 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
       const std::size_t piece = staging_bytes / format.record_size * format.record_size;
       io::transfer_config parallel_config = read_config;
       parallel_config.queue_depth = reader_queue_depth;
-      io::parallel_reader reader(input, share.begin, share.end, piece, reader_threads, staging_in,
-                                 parallel_config, trace);
-      for (;;) {
-        const io::parallel_reader::piece got = reader.next();
-        if (got.bytes == 0) break;
-        std::byte* p = got.data;
-        if (stop.load(std::memory_order_relaxed)) {
-          staging_in.release(p);
-          check_stop(stop);
+      const auto feed = [&](std::uint64_t begin, std::uint64_t end) {
+        {
+          io::parallel_reader reader(input, begin, end, piece, reader_threads, staging_in,
+                                     parallel_config, trace);
+          for (;;) {
+            const io::parallel_reader::piece got = reader.next();
+            if (got.bytes == 0) break;
+            std::byte* p = got.data;
+            if (stop.load(std::memory_order_relaxed)) {
+              staging_in.release(p);
+              check_stop(stop);
+            }
+            former.push({p, got.bytes}, [&staging_in, p] { staging_in.release(p); });
+          }
         }
-        former.push({p, got.bytes}, [&staging_in, p] { staging_in.release(p); });
+        // A reader closes the pool as it ends, to wake its threads: the next chunk's reader
+        // needs it open.
+        if (queued) staging_in.reopen();
+      };
+      if (!queued) feed(share.begin, share.end);
+      // Every chunk but the file's last is whole, and the last is taken last, so the former
+      // cuts its runs at the chunks' edges.
+      for (std::uint64_t k = 0; queued; ++k) {
+        check_stop(stop);
+        const std::optional<std::uint64_t> c = queue->take();
+        if (!c) break;
+        taken[k].store(*c, std::memory_order_release);
+        feed(queue->first_byte(*c), queue->last_byte(*c));
       }
     } else if (direct) {
       // A stream: one piece at a time, in order.
@@ -268,12 +377,20 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
                                 tbb::task_arena& arena, trace_recorder* trace) {
   const std::vector<gpu_share> shares =
       share_input(input.known_size(), options.format.record_size, config.devices);
-  // One thread per GPU drives its share; the store orders the runs by id.
+  // One thread per GPU drives its share, or takes chunks from the queue; the store orders the
+  // runs by id.
   const bool whole = shares.size() == 1;
+  std::optional<chunk_queue> queue;
+  const std::uint32_t record_size = options.format.record_size;
+  if (!whole && input.known_size() && gpu::supports_format(options.format) &&
+      config.max_chunk_records != 0) {
+    queue.emplace(*input.known_size() / record_size, config.max_chunk_records, record_size,
+                  shares.size(), config.pin_chunk_records == config.max_chunk_records, trace);
+  }
   std::vector<gpu_run_result> done(shares.size());
   detail::each_until_failure(shares.size(), [&](std::size_t i, const std::atomic<bool>& stop) {
     done[i] = form_share(input, options, config, shares[i], whole, store, open_sink, arena,
-                         trace, stop);
+                         trace, stop, queue ? &*queue : nullptr);
   });
   if (whole) return done.front();
   gpu_run_result result;

@@ -1,7 +1,7 @@
 // Run formation on GPUs: the reader streams records through page-locked staging buffers to
 // the run former; sorted runs come back through staging buffers into the run store, or
-// straight into the output when the whole input is one chunk. Several GPUs each take a share
-// of the input, with readers, staging and a former of their own.
+// straight into the output when the whole input is one chunk. Several GPUs form runs at once,
+// each with readers, staging and a former of its own, taking a file's chunks from one queue.
 #pragma once
 
 #include <tbb/task_arena.h>
@@ -35,8 +35,10 @@ struct gpu_run_result {
 
 /// What the GPU stage needs beyond the sort options.
 struct gpu_stage_config {
-  /// The GPUs that form runs. Several split an input of known size into equal shares, one
-  /// each, formed at once; a stream goes to the first alone.
+  /// The GPUs that form runs. Several form the runs of an input of known size at once: records
+  /// they sort directly in chunks of max_chunk_records that each takes from one queue where
+  /// every one holds that chunk; else (or items) each its equal share. A stream goes to the
+  /// first alone.
   std::vector<int> devices{0};
   std::uint64_t max_chunk_records = 0;  ///< 0: as large as the device budget allows
   /// When set, and the input's size is known and exceeds one chunk of this many records: the
@@ -52,8 +54,10 @@ struct gpu_stage_config {
  *   are written to the sink that `open_sink(total_bytes)` returns, as they arrive, and no run
  *   is stored.
  * - Otherwise each run goes to `store` (resident or spilled by its limit). Several GPUs form
- *   runs of their shares at once, each on threads of its own; the first failure stops the
- *   others and is rethrown.
+ *   runs at once, each on threads of its own: chunks of a file they take from one queue (run c
+ *   is chunk c) where each holds config.max_chunk_records, else each its share (run ids of
+ *   share i from i * share_run_id_stride); the first failure stops the others and is
+ *   rethrown.
  * - Formats the former cannot sort directly (payloads over 8 bytes, bytes:N keys) are sorted
  *   as (key, index) items and gathered on the host.
  * - Host-side parallel work runs in `arena`.

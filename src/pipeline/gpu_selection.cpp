@@ -1,5 +1,5 @@
 // resolve_devices: --devices checked against the devices the host shows; share_input: the
-// part of the input each GPU forms into runs.
+// part of the input each GPU forms into runs; file_runs: how many runs the GPUs form of a file.
 #include "pipeline/gpu_selection.hpp"
 
 #include <algorithm>
@@ -54,9 +54,11 @@ std::vector<int> resolve_devices(const device_selection& selection, int visible)
 std::vector<gpu_share> share_input(std::optional<std::uint64_t> input_bytes,
                                    std::uint32_t record_size, const std::vector<int>& devices) {
   GPUSORT_EXPECTS(!devices.empty(), "share_input: no device");
-  if (!input_bytes || *input_bytes == 0) return {gpu_share{devices.front(), 0, input_bytes.value_or(0), 0}};
+  if (!input_bytes || *input_bytes == 0)
+    return {gpu_share{devices.front(), 0, input_bytes.value_or(0), 0}};
   const std::uint64_t records = *input_bytes / record_size;
-  const std::uint64_t n = std::min<std::uint64_t>(devices.size(), std::max<std::uint64_t>(records, 1));
+  const std::uint64_t n =
+      std::min<std::uint64_t>(devices.size(), std::max<std::uint64_t>(records, 1));
   std::vector<gpu_share> shares;
   for (std::uint64_t i = 0; i < n; ++i) {
     // Records first, then bytes: every boundary falls between records.
@@ -65,6 +67,22 @@ std::vector<gpu_share> share_input(std::optional<std::uint64_t> input_bytes,
     shares.push_back({devices[i], begin, end, i * share_run_id_stride});
   }
   return shares;
+}
+
+std::uint64_t file_runs(std::uint64_t input_bytes, std::uint32_t record_size,
+                        const std::vector<int>& devices, std::uint64_t chunk_records) {
+  GPUSORT_EXPECTS(chunk_records > 0, "file_runs: empty chunks");
+  const auto runs_of = [&](std::uint64_t bytes) {
+    return (bytes / record_size + chunk_records - 1) / chunk_records;
+  };
+  const std::vector<gpu_share> shares = share_input(input_bytes, record_size, devices);
+  const bool queued = shares.size() > 1 && std::all_of(shares.begin(), shares.end(), [&](auto& s) {
+    return (s.end - s.begin) / record_size >= chunk_records;
+  });
+  if (queued) return runs_of(input_bytes);
+  std::uint64_t runs = 0;
+  for (const gpu_share& share : shares) runs += runs_of(share.end - share.begin);
+  return runs;
 }
 
 }  // namespace gpusort::pipeline

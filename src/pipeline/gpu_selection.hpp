@@ -44,4 +44,11 @@ struct gpu_share {
                                                  std::uint32_t record_size,
                                                  const std::vector<int>& devices);
 
+/// How many runs `devices` form of a file of `input_bytes` sorted in chunks of `chunk_records`
+/// records: one per chunk of the file where every share (share_input) holds a whole chunk, for
+/// the GPUs then take the file's chunks from one queue; else each share cut into its own.
+[[nodiscard]] std::uint64_t file_runs(std::uint64_t input_bytes, std::uint32_t record_size,
+                                      const std::vector<int>& devices,
+                                      std::uint64_t chunk_records);
+
 }  // namespace gpusort::pipeline

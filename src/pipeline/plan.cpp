@@ -284,13 +284,9 @@ std::string gpu_ranges_few_runs(std::optional<std::uint64_t> input_bytes,
   if (!input_bytes || gpu.chunk_records == 0 || options.format.key_size != 8 ||
       !cpu::merges_with_vectors(options.format, cpu::merge_policy{}))
     return {};
-  // Each GPU cuts its own share into chunks (share_input).
-  std::uint64_t runs = 0;
-  std::vector<int> devices(std::max<std::size_t>(sorting_gpus, 1));
-  for (const gpu_share& share : share_input(input_bytes, options.format.record_size, devices)) {
-    const std::uint64_t records = (share.end - share.begin) / options.format.record_size;
-    runs += (records + gpu.chunk_records - 1) / gpu.chunk_records;
-  }
+  const std::vector<int> devices(std::max<std::size_t>(sorting_gpus, 1));
+  const std::uint64_t runs =
+      file_runs(*input_bytes, options.format.record_size, devices, gpu.chunk_records);
   if (runs > host_merge_max_runs) return {};
   return "its " + std::to_string(runs) + " runs are few enough (at most " +
          std::to_string(host_merge_max_runs) + ") for the host's vector merge to beat a second "
@@ -414,8 +410,9 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
       if (plan.devices.size() > 1 && input_bytes) {
         plan.sort_devices = plan.devices;
         plan.why.push_back(std::to_string(plan.devices.size()) + " GPUs form runs at once, each " +
-                           "from its own equal share of the file, with its own readers and " +
-                           "staging");
+                           "taking the file's next chunk from one queue as it finishes the " +
+                           "last (each its own equal share where one holds less than a " +
+                           "chunk), with its own readers and staging");
       } else if (plan.devices.size() > 1) {
         plan.why.push_back("a stream is read in order: GPU " + std::to_string(gpu.device) +
                            " forms every run, the other selected GPUs idle");
@@ -522,7 +519,8 @@ std::string sort_plan::describe(const record_format& format) const {
        : output.mode == output_mode::direct     ? "; output written with O_DIRECT"
                                                 : "; output in windows";
   if (bypass_page_cache) s += "; input and spills with O_DIRECT";
-  if (output.prefault) s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";
+  if (output.prefault)
+    s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";
   for (const std::string& line : why) s += "\n  because " + line;
   if (devices.size() > 1) s += "\n  GPUs selected: " + device_list_text(devices);
   for (const std::string& line : topology.describe()) s += "\n  " + line;

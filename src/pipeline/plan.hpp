@@ -216,7 +216,8 @@ struct sort_plan {
   /// Every selected GPU (gpu_facts::devices), `device` first; empty on the CPU.
   std::vector<int> devices;
   /// The GPUs that form runs: `device` alone for one chunk or a stream, every selected GPU
-  /// for runs of a file, each taking an equal share of it (share_input).
+  /// for runs of a file, taking its chunks from one queue (or each an equal share of it,
+  /// share_input, where one holds less than the planned chunk).
   std::vector<int> sort_devices;
   /// gpu_exchange: how each GPU sorts its key range (exchange_local_sort; automatic: as a
   /// sample of the keys taken by the strategy says).

@@ -104,14 +104,21 @@ TEST_F(GpuRunFormation, SharesOfSeveralFormersMergeToTheStableSort) {
       EXPECT_EQ(r.records, records);
       EXPECT_EQ(store.total_records(), records);
       EXPECT_EQ(store.any_spilled(), c.spill);
-      // Each share is cut into its own chunks: at least one run more per share than the input
-      // alone would need where the shares do not divide into whole chunks.
-      const std::uint64_t share = records / c.shares;
-      ASSERT_EQ(store.runs().size(), c.shares * ((share + chunk) / chunk))
-          << "runs of each share";
-      for (std::size_t i = 1; i < store.runs().size(); ++i)
-        EXPECT_LT(store.runs()[i - 1].id, store.runs()[i].id);
-      EXPECT_EQ(store.runs().back().id / share_run_id_stride, c.shares - 1);
+      if (gpu::supports_format(f)) {
+        // The GPUs take the file's chunks from one queue: run c is chunk c, whoever sorted it.
+        ASSERT_EQ(store.runs().size(), (records + chunk - 1) / chunk) << "runs of the chunks";
+        for (std::size_t i = 0; i < store.runs().size(); ++i)
+          EXPECT_EQ(store.runs()[i].id, i);
+      } else {
+        // Items: each share is cut into its own chunks, at least one run more per share than
+        // the input alone would need where the shares do not divide into whole chunks.
+        const std::uint64_t share = records / c.shares;
+        ASSERT_EQ(store.runs().size(), c.shares * ((share + chunk) / chunk))
+            << "runs of each share";
+        for (std::size_t i = 1; i < store.runs().size(); ++i)
+          EXPECT_LT(store.runs()[i - 1].id, store.runs()[i].id);
+        EXPECT_EQ(store.runs().back().id / share_run_id_stride, c.shares - 1);
+      }
 
       run_layout layout;
       layout.budget_bytes = std::uint64_t{8} << 20;
@@ -129,9 +136,31 @@ TEST_F(GpuRunFormation, SharesOfSeveralFormersMergeToTheStableSort) {
   }
 }
 
+TEST_F(GpuRunFormation, SharesSmallerThanTheChunkFormARunEach) {
+  // A GPU whose share is less than the planned chunk holds less: no queue, each GPU forms
+  // the one run of its own share.
+  test::scratch_dir dir;
+  tbb::task_arena arena;
+  const record_format f = test::make_format("u64", 8, 0);
+  const std::uint64_t records = 200003;
+  const std::uint64_t seed = test::base_seed() + 78;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<std::byte> data = few_key_records(records, f, seed);
+  run_store store(f.record_size, ~std::uint64_t{0}, dir.path().string(), false, nullptr);
+  const std::vector<int> devices = test::spread_slots(2);
+  gpu_run_result r;
+  arena.execute([&] { r = form(data, f, devices, 150000, false, store, dir, arena); });
+  EXPECT_EQ(r.records, records);
+  ASSERT_EQ(store.runs().size(), 2u);
+  EXPECT_EQ(store.runs()[0].id, 0u);
+  EXPECT_EQ(store.runs()[1].id, share_run_id_stride);
+  store.release_in_background().get();
+}
+
 TEST_F(GpuRunFormation, PinnedSharesSortAgainByRange) {
-  // Strategy gpu_ranges on several GPUs: each share's runs come back into page-locked memory
-  // planned for its chunk, and the GPUs share the key ranges of the second pass.
+  // Strategy gpu_ranges on several GPUs: the chunks the GPUs take from one queue come back
+  // into page-locked memory planned for them, and the GPUs take the key ranges of the second
+  // pass from one queue too.
   test::scratch_dir dir;
   tbb::task_arena arena;
   const record_format f = test::make_format("u64", 16, 8);

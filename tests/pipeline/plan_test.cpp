@@ -332,11 +332,12 @@ TEST(MakePlan, SeveralGpusAreListedWithTheirTopology) {
 TEST(MakePlan, SeveralGpusShareTheRunsOfAFile) {
   host_facts facts = gpu_host(std::uint64_t{1} << 27);  // chunks of 1 GiB of u64
   facts.gpu->devices = {0, 1};
-  // 16 GiB: each GPU forms the runs of its 8 GiB, 16 runs in all.
+  // 16 GiB: the GPUs take its 16 chunks from one queue.
   const sort_plan plan = make_plan(16 * GiB, u64_options(), facts);
   EXPECT_EQ(plan.sort_devices, (std::vector<int>{0, 1})) << why(plan);
   EXPECT_EQ(plan.how, strategy::gpu_ranges) << why(plan);
-  EXPECT_NE(why(plan).find("2 GPUs form runs at once, each from its own equal share"),
+  EXPECT_NE(why(plan).find("2 GPUs form runs at once, each taking the file's next chunk from "
+                           "one queue"),
             std::string::npos)
       << why(plan);
   EXPECT_NE(plan.describe(record_format{}).find("plan: gpu-ranges on GPUs 0,1 (Test GPU)"),
@@ -444,18 +445,30 @@ TEST(ExchangeLocalSort, FollowsTheAlgorithmAndTheSampledKeys) {
   EXPECT_EQ(exchange_local_sort(onesweep, key_spread::few_distinct), chunk_algorithm::onesweep);
 }
 
-TEST(MakePlan, FewRunsCountEachGpusShare) {
+TEST(MakePlan, FewRunsCountTheChunksTheGpusTakeFromOneQueue) {
   if (!cpu::merges_with_vectors(u64_options().format, cpu::merge_policy{}))
     GTEST_SKIP() << "this CPU merges with the loser tree: few runs go by range too";
   const std::uint64_t chunk = std::uint64_t{1} << 27;
   host_facts facts = gpu_host(chunk);
   facts.gpu->devices = {0, 1, 2};
-  // 7 chunks over 3 GPUs: shares of 7/3 chunks make 3 runs each, 9 in all: by range.
-  EXPECT_EQ(make_plan(7 * chunk * 8, u64_options(), facts).how, strategy::gpu_ranges);
-  // 6 chunks: 2 each, 6 runs, merged on the host.
-  const sort_plan six = make_plan(6 * chunk * 8, u64_options(), facts);
-  EXPECT_EQ(six.how, strategy::gpu_runs) << why(six);
-  EXPECT_NE(why(six).find("its 6 runs are few enough"), std::string::npos) << why(six);
+  // 8 chunks over 3 GPUs, each share over two: run c is chunk c, 8 runs, merged on the host
+  // (shares cut alone would make 3 runs each, 9 in all).
+  const sort_plan eight = make_plan(8 * chunk * 8, u64_options(), facts);
+  EXPECT_EQ(eight.how, strategy::gpu_runs) << why(eight);
+  EXPECT_NE(why(eight).find("its 8 runs are few enough"), std::string::npos) << why(eight);
+  EXPECT_NE(why(eight).find("one queue"), std::string::npos) << why(eight);
+  // 8.5 chunks: 9 runs, by range.
+  EXPECT_EQ(make_plan(17 * chunk / 2 * 8, u64_options(), facts).how, strategy::gpu_ranges);
+}
+
+TEST(FileRuns, OnePerChunkWhereEveryShareHoldsAChunkElseEachShareCutAlone) {
+  const std::vector<int> three{0, 1, 2};
+  EXPECT_EQ(file_runs(70 * 8, 8, three, 10), 7u);  // shares of 23-24 records
+  EXPECT_EQ(file_runs(71 * 8, 8, three, 10), 8u);
+  EXPECT_EQ(file_runs(70 * 8, 8, {0}, 10), 7u);
+  // A share of less than a chunk: each share is its own run.
+  EXPECT_EQ(file_runs(25 * 8, 8, three, 10), 3u);
+  EXPECT_EQ(file_runs(0, 8, three, 10), 0u);
 }
 
 TEST(ShareInput, EqualSharesOfWholeRecordsInInputOrder) {
