@@ -121,7 +121,8 @@ std::vector<option_group> option_groups() {
        "records that are their own key and that the GPUs hold together are partitioned "
        "across them by key and sorted where they land (no merge), else they form its runs "
        "at once, taking the chunks (and the key ranges of runs sorted again on the GPUs) "
-       "from one queue; one chunk or a stream goes to the first")
+       "from one queue; one chunk or a stream goes to the first, and the others are not "
+       "opened")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
        "run sorter: auto (default: the CPU for files of up to 64 MiB and 10 Mi records per "
        "CPU, moved by the spread of sampled keys, else the GPU "

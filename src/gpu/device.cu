@@ -65,6 +65,17 @@ device_info query_device(int device) {
   return info;
 }
 
+device_info describe_device(int device) {
+  cudaDeviceProp props{};
+  GPUSORT_CUDA_TRY(cudaGetDeviceProperties(&props, device));
+  device_info info;
+  info.id = device;
+  info.name = props.name;
+  info.free_bytes = props.totalGlobalMem;
+  info.total_bytes = props.totalGlobalMem;
+  return info;
+}
+
 bool supports_format(const record_format& format) noexcept {
   if (format.type == key_type::bytes) return false;
   const std::uint32_t expected = gpusort::detail::has_32bit_word(format.type) ? 4 : 8;

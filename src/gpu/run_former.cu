@@ -54,6 +54,13 @@ chunk_plan plan_chunks(const run_former_config& config, const device_info& info)
   return plan_chunks(config, info, *sorter);
 }
 
+bool may_hold_chunk(const run_former_config& config, std::uint64_t total_bytes,
+                    std::uint64_t records) noexcept {
+  const std::uint64_t budget =
+      config.memory_budget != 0 ? std::min(config.memory_budget, total_bytes) : total_bytes;
+  return records <= budget / 3 / record_shape(config.format).record_size;
+}
+
 chunk_plan plan_chunks(const run_former_config& config, const device_info& info,
                        const chunk_sorter& sorter) {
   const record_shape shape(config.format);

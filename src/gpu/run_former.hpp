@@ -35,8 +35,12 @@ struct device_info {
 
 /// Number of usable CUDA devices; 0 when there is no driver or no device. Never throws.
 [[nodiscard]] int device_count() noexcept;
-/// @throw gpusort::cuda_error
+/// Opens the device (its primary context, 0.3-0.7 s on the H100 and H200 machines) and reads
+/// its memory free. @throw gpusort::cuda_error
 [[nodiscard]] device_info query_device(int device);
+/// The device's name and memory size without opening it (no context); free_bytes is the size,
+/// the most that query_device can report. @throw gpusort::cuda_error
+[[nodiscard]] device_info describe_device(int device);
 
 /// True when the GPU run former sorts this format directly: a numeric key of 4 or 8 bytes and
 /// at most 8 bytes of payload (record_size <= key_size + 8). Wider records go through
@@ -122,6 +126,12 @@ struct chunk_plan {
 /// the planner asks it before choosing between one chunk and several. Host arithmetic only.
 /// @throw gpusort::error when config.format is not supports_format()
 [[nodiscard]] chunk_plan plan_chunks(const run_former_config& config, const device_info& info);
+
+/// Whether a device of `total_bytes` may hold a chunk of `records` within config's budget: a
+/// necessary condition, checked without opening the device (each of the former's three slots
+/// holds a chunk), for plan_chunks to decide.
+[[nodiscard]] bool may_hold_chunk(const run_former_config& config, std::uint64_t total_bytes,
+                                  std::uint64_t records) noexcept;
 
 class chunk_sorter;
 /// As above, with the sorter the former will use (its slot layout and workspace).

@@ -46,7 +46,8 @@ std::uint64_t exchange_capacity(std::uint32_t key_bytes, std::size_t slots, int 
 
 }  // namespace
 
-std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note) {
+std::optional<gpu_facts> find_gpu(const sort_options& options,
+                                  std::optional<std::uint64_t> input_bytes, std::string& gpu_note) {
   using mode = device_selection::mode;
   const bool demanded = gpu_demanded(options);
   const int count = gpu::device_count();
@@ -57,14 +58,7 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
     gpu_note = "no usable CUDA device found";
     return std::nullopt;
   }
-  const std::vector<int> devices = resolve_devices(options.devices, count);
-  // Every selected GPU is opened here, at once, while the output's prefault runs: a second
-  // GPU opened later, as its share set up, held that share's reads back by 0.5-0.7 s (two
-  // H100s, 16 GiB; 0.05 s for the first GPU, opened here).
-  std::vector<gpu::device_info> infos(devices.size());
-  detail::each_until_failure(devices.size(), [&](std::size_t i, const std::atomic<bool>&) {
-    infos[i] = gpu::query_device(devices[i]);
-  });
+  std::vector<int> devices = resolve_devices(options.devices, count);
   // Formats the former cannot sort directly travel as 16-byte (key, index) items.
   gpu::run_former_config config;
   config.format = gpu::supports_format(options.format) ? options.format : cpu::sort_item_format();
@@ -82,6 +76,34 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
                           chunks.budget_bytes);
     return chunks.chunk_records;
   };
+  // A stream, or an input of one chunk, goes to the first GPU alone: opening the others held
+  // its setup back by 0.2 s (two H200s, 3-16 GiB of u64: set up at 0.54-0.58 s instead of
+  // 0.35-0.38 s; tools/bench/results/2026-11-27-h200x2-queue). Whether the input may be one chunk is judged from the first GPU's memory size,
+  // read without opening it; where it may, the first is opened alone and the others only
+  // where its memory free turns out to hold less.
+  const std::uint64_t items = input_bytes ? *input_bytes / options.format.record_size : 0;
+  std::string unopened;
+  if (devices.size() > 1 &&
+      (!input_bytes ||
+       gpu::may_hold_chunk(config, gpu::describe_device(devices.front()).total_bytes, items))) {
+    const gpu::device_info first = gpu::query_device(devices.front());
+    if (!input_bytes || items <= chunk_on(first)) {
+      const std::vector<int> others(devices.begin() + 1, devices.end());
+      unopened = (input_bytes ? "one chunk of " + format_bytes(*input_bytes) : "a stream") +
+                 " goes to GPU " + std::to_string(first.id) + " alone: " +
+                 (others.size() > 1 ? "GPUs " : "GPU ") + device_list_text(others) +
+                 (others.size() > 1 ? " are" : " is") + " not opened";
+      devices.resize(1);
+    }
+  }
+  // The GPUs needed are opened here, at once, while the output's prefault runs: a second GPU
+  // opened later, as its share set up, held that share's reads back by 0.5-0.7 s (two H100s,
+  // 16 GiB; 0.05 s for the first GPU, opened here).
+  std::vector<gpu::device_info> infos(devices.size());
+  detail::each_until_failure(devices.size(), [&](std::size_t i, const std::atomic<bool>&) {
+    infos[i] = gpu::query_device(devices[i]);
+  });
+  least_budget = ~std::uint64_t{0};
   // An input of one chunk goes to the first GPU; shares are cut into chunks that the GPU with
   // the least memory free holds, so that each GPU holds one.
   const gpu::device_info& first = infos.front();
@@ -102,9 +124,11 @@ std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_
     facts.exchange_records =
         exchange_capacity(options.format.record_size, devices.size(), least.id, least_budget);
   }
-  // Once, for every selected GPU: --verbose shows how they reach each other.
+  // Once, for every GPU opened: --verbose shows how they reach each other.
   facts.topology = gpu::probe_topology(devices);
-  if (devices.size() > 1)
+  if (!unopened.empty())
+    gpu_note = unopened;
+  else if (devices.size() > 1)
     gpu_note = std::to_string(devices.size()) + " GPUs selected (--devices " +
                (options.devices.how == mode::list ? device_list_text(devices)
                 : options.devices.how == mode::all ? std::string("all")

@@ -189,7 +189,7 @@ void probe_gpu(const sort_options& options, host_facts& facts,
            !why.empty())
     facts.gpu_note = std::move(why);
   else
-    facts.gpu = find_gpu(options, facts.gpu_note);
+    facts.gpu = find_gpu(options, input_bytes, facts.gpu_note);
 }
 
 namespace {

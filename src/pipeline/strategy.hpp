@@ -110,9 +110,11 @@ strategy_result write_runs(const sort_context& ctx, run_store& store);
 
 /// The GPU facts for probe_gpu, once the options allow a GPU (gpu_probe.cpp; gpu_stub.cpp in
 /// CPU-only builds): the device the options select and its chunk size, or none with the
-/// reason in `gpu_note`.
+/// reason in `gpu_note`. Of several selected GPUs, only the first is opened for a stream
+/// (`input_bytes` nullopt) or an input of one chunk, which it sorts alone.
 /// @throw gpusort::error when the options demand a GPU that cannot be used.
-std::optional<gpu_facts> find_gpu(const sort_options& options, std::string& gpu_note);
+std::optional<gpu_facts> find_gpu(const sort_options& options,
+                                  std::optional<std::uint64_t> input_bytes, std::string& gpu_note);
 
 /// True in builds with the CUDA backend.
 [[nodiscard]] bool gpu_backend_built() noexcept;

@@ -212,6 +212,41 @@ TEST_F(run_former_test, SeventeenChunksByMaxChunkRecords) {
   sort_and_check(c, base_seed() + 17);
 }
 
+TEST(MayHoldChunk, ThreeSlotsOfTheRecordsWithinTheBudgetOrTheDevice) {
+  // Host arithmetic only: runs without a device.
+  gpu::run_former_config config;
+  config.format = key_only_format(key_type::u64);
+  config.memory_budget = std::uint64_t{3} << 20;
+  const std::uint64_t total = std::uint64_t{80} << 30;
+  EXPECT_TRUE(gpu::may_hold_chunk(config, total, 131072));
+  EXPECT_FALSE(gpu::may_hold_chunk(config, total, 131073));
+  config.format = make_format(key_type::u32, 12, 0);  // 12-byte records: a third as many
+  EXPECT_TRUE(gpu::may_hold_chunk(config, total, 87381));
+  EXPECT_FALSE(gpu::may_hold_chunk(config, total, 87382));
+  // No budget, or one beyond the device: the device's memory.
+  config.memory_budget = 0;
+  EXPECT_TRUE(gpu::may_hold_chunk(config, std::uint64_t{36} << 20, std::uint64_t{1} << 20));
+  EXPECT_FALSE(gpu::may_hold_chunk(config, std::uint64_t{36} << 20, (std::uint64_t{1} << 20) + 1));
+  config.memory_budget = std::uint64_t{1} << 40;
+  EXPECT_FALSE(gpu::may_hold_chunk(config, std::uint64_t{36} << 20, (std::uint64_t{1} << 20) + 1));
+}
+
+TEST_F(run_former_test, MayHoldChunkWherePlanChunksHoldsOne) {
+  const gpu::device_info info = gpu::query_device(0);
+  for (const record_format& f : {key_only_format(key_type::u32), key_only_format(key_type::u64),
+                                 make_format(key_type::u64, 16, 0)}) {
+    for (const std::uint64_t budget : {std::uint64_t{64} << 20, std::uint64_t{1} << 30}) {
+      gpu::run_former_config config;
+      config.format = f;
+      config.memory_budget = budget;
+      const gpu::chunk_plan plan = gpu::plan_chunks(config, info);
+      ASSERT_GT(plan.chunk_records, 0u);
+      EXPECT_TRUE(gpu::may_hold_chunk(config, info.total_bytes, plan.chunk_records));
+      EXPECT_FALSE(gpu::may_hold_chunk(config, info.total_bytes, budget / 3 / f.record_size + 1));
+    }
+  }
+}
+
 TEST_F(run_former_test, ManyChunksFromSmallMemoryBudget) {
   // The budget alone decides the chunk size; the input is sized for at least 16 chunks.
   for (const record_format& f : {key_only_format(key_type::f64), make_format(key_type::u64, 12, 4)}) {
