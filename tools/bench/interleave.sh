@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# gpusort command lines compared on the same files, interleaved round by round, page cache
+# warm, from a package of scripts/package-device.sh: CASES lists "name=command" entries
+# separated by "|" (`gpusort` at the start of a command is the package's), each run as
+# `command --format FORMAT --stats --verbose IN OUT`. Each output is validated in the first
+# round and deleted after every run. Writes $OUT/interleave.csv and $OUT/interleave.log.
+# Usage: CASES="one=gpusort --devices 0|two=gpusort --devices 0,1" interleave.sh [SIZE...]
+# (default 3G 8G 16G); REPEAT (3) rounds; FORMAT (u64) and DIST (uniform) of the files.
+# Example (tools/bench/results/2026-11-27-h200x2-queue): an older build against this one,
+# CASES="before=/tmp/gpusort-before|auto=gpusort|device0=gpusort --devices 0".
+set -u -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$here/bin
+out=${OUT:-$here/out}
+work=${WORK:-/var/tmp/gpusort-interleave}
+format=${FORMAT:-u64}
+mkdir -p "$out" "$work"
+export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(3G 8G 16G)
+IFS='|' read -r -a cases <<< "${CASES:?CASES: name=command entries separated by |}"
+echo "size,case,round,wall_s,valid" > "$out/interleave.csv"
+for size in "${sizes[@]}"; do
+  in=$work/in-$size.bin
+  "$bin/gpusort-datagen" --format "$format" --size "$size" -d "${DIST:-uniform}" --seed 7 \
+    -o "$in" -q
+  sync "$in"  # its write-back would slow the first round (35 s instead of 6.4-7.0 at 32 GiB)
+  for round in $(seq 1 "${REPEAT:-3}"); do
+    for c in "${cases[@]}"; do
+      name=${c%%=*}
+      read -r -a command <<< "${c#*=}"
+      [ "${command[0]}" = gpusort ] && command[0]=$bin/gpusort
+      o=$work/out.bin
+      start=$EPOCHREALTIME
+      "${command[@]}" --format "$format" --stats --verbose "$in" "$o" > "$work/run.log" 2>&1
+      wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+      valid=-
+      if [ "$round" = 1 ]; then
+        valid=no
+        "$bin/gpusort-validate" -q --format "$format" "$in" "$o" && valid=yes
+      fi
+      { echo "### $size $name round $round: ${command[*]}"; cat "$work/run.log"; } \
+        >> "$out/interleave.log"
+      rm -f "$o"
+      echo "$size,$name,$round,$wall,$valid" | tee -a "$out/interleave.csv"
+    done
+  done
+  rm -f "$in"
+done
