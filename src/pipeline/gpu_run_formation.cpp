@@ -5,11 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <vector>
@@ -23,6 +20,7 @@
 #include "io/buffer_pool.hpp"
 #include "io/parallel_reader.hpp"
 #include "io/uring.hpp"
+#include "pipeline/chunk_queue.hpp"
 #include "pipeline/gpu_output_writer.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "pipeline/plan.hpp"
@@ -39,86 +37,26 @@ void check_stop(const std::atomic<bool>& stop) {
     throw error("run formation stopped: another GPU's share failed");
 }
 
-/**
- * The chunks of a file that several GPUs take from, each the next one as it is done with its
- * last (a faster GPU forms more runs): chunk c is the file's records [c * chunk_records, ...)
- * and becomes run c. The GPUs use it where every one of them holds the planned chunk, which
- * they agree on once set up; else each forms the runs of its own share.
- */
-class chunk_queue {
- public:
-  /// `pin_runs`: the runs' memory is page-locked ahead of the formers (one run_pinner for all
-  /// GPUs, preparing the runs in the order the GPUs take them).
-  chunk_queue(std::uint64_t records, std::uint64_t chunk_records, std::uint32_t record_size,
-              std::size_t gpus, bool pin_runs, trace_recorder* trace)
-      : records_(records), chunk_records_(chunk_records), record_size_(record_size),
-        chunks_((records + chunk_records - 1) / chunk_records), gpus_(gpus),
-        pin_runs_(pin_runs), trace_(trace) {}
-
-  /// Whether the GPUs take from the queue: every one calls it once, with the chunk its former
-  /// holds, and waits for the others (throwing once `stop` is set: another one failed).
-  bool agree(std::uint64_t chunk, int device, const std::atomic<bool>& stop) {
-    std::unique_lock lock(mutex_);
-    all_hold_ = all_hold_ && chunk == chunk_records_;
-    if (++arrived_ == gpus_) {
-      if (all_hold_ && pin_runs_) {
-        std::vector<std::size_t> run_bytes;
-        for (std::uint64_t c = 0; c < chunks_; ++c)
-          run_bytes.push_back(static_cast<std::size_t>(
-              std::min(chunk_records_, records_ - c * chunk_records_) * record_size_));
-        pinner_.emplace(std::move(run_bytes), 0, device, run_pin_threads, trace_);
-      }
-      agreed_.notify_all();
-    }
-    while (arrived_ < gpus_) {
-      check_stop(stop);
-      agreed_.wait_for(lock, std::chrono::milliseconds(10));
-    }
-    return all_hold_;
-  }
-
-  /// The next chunk no GPU has taken, or none.
-  [[nodiscard]] std::optional<std::uint64_t> take() noexcept {
-    const std::uint64_t c = next_.fetch_add(1, std::memory_order_relaxed);
-    if (c >= chunks_) return std::nullopt;
-    return c;
-  }
-  [[nodiscard]] std::uint64_t chunks() const noexcept { return chunks_; }
-  /// Bytes [first, last) of chunk c in the file.
-  [[nodiscard]] std::uint64_t first_byte(std::uint64_t c) const noexcept {
-    return c * chunk_records_ * record_size_;
-  }
-  [[nodiscard]] std::uint64_t last_byte(std::uint64_t c) const noexcept {
-    return std::min(records_, (c + 1) * chunk_records_) * record_size_;
-  }
-  /// Set once agree() found every GPU holding the chunk and runs are pinned.
-  [[nodiscard]] run_pinner* pinner() noexcept { return pinner_ ? &*pinner_ : nullptr; }
-
- private:
-  std::uint64_t records_;
-  std::uint64_t chunk_records_;
-  std::uint32_t record_size_;
-  std::uint64_t chunks_;
-  std::size_t gpus_;
-  bool pin_runs_;
-  trace_recorder* trace_;
-  std::atomic<std::uint64_t> next_{0};
-  std::mutex mutex_;
-  std::condition_variable agreed_;
-  std::size_t arrived_ = 0;
-  bool all_hold_ = true;
-  std::optional<run_pinner> pinner_;  // last: its threads stop before the rest goes away
+/// A file's chunks that several GPUs take (chunk_queue), and the page-locked memory of their
+/// runs, prepared once the GPUs agree to take them.
+struct shared_chunks {
+  shared_chunks(std::uint64_t records, std::uint64_t chunk_records, std::uint32_t record_size,
+                std::size_t gpus, bool pin)
+      : queue(records, chunk_records, record_size, gpus), pin_runs(pin) {}
+  chunk_queue queue;
+  bool pin_runs;                     ///< page-lock the runs ahead of the formers
+  std::optional<run_pinner> pinner;  ///< one for all GPUs, set by the last to agree
 };
 
 /// Forms the runs of one share on its GPU; `whole`: the share is the whole input, which may
-/// then go straight into the output as one chunk. With `queue`, the GPU takes the file's
-/// chunks from it instead where every GPU agrees (chunk_queue).
+/// then go straight into the output as one chunk. With `shared`, the GPU takes the file's
+/// chunks from its queue instead where every GPU agrees (chunk_queue::agree).
 gpu_run_result form_share(io::input_source& input, const sort_options& options,
                           const gpu_stage_config& config, const gpu_share& share, bool whole,
                           run_store& store,
                           const std::function<io::output_sink&(std::uint64_t)>& open_sink,
                           tbb::task_arena& arena, trace_recorder* trace,
-                          const std::atomic<bool>& stop, chunk_queue* queue) {
+                          const std::atomic<bool>& stop, shared_chunks* shared) {
   const record_format& format = options.format;
   const bool direct = gpu::supports_format(format);
   const record_format sorted_format = direct ? format : cpu::sort_item_format();
@@ -144,7 +82,7 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
     if (former_config.max_chunk_records == 0 || records < former_config.max_chunk_records)
       former_config.max_chunk_records = records;
     // From a queue a GPU may take more than its share: no one-chunk former.
-    former_config.expected_records = queue != nullptr ? 0 : share_records;
+    former_config.expected_records = shared != nullptr ? 0 : share_records;
   }
   former_config.piece_bytes = staging_bytes / unit * unit;
 
@@ -166,7 +104,7 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   record_storer records_as_they_are(store);
   item_gatherer gatherer(store, format, options.descending, arena, trace);
   run_storer& storer = direct ? static_cast<run_storer&>(records_as_they_are) : gatherer;
-  bool queued = false;                        // chunks taken from `queue`, set once agreed
+  bool queued = false;                        // chunks taken from the queue, set once agreed
   std::unique_ptr<gpu_output_writer> writer;  // one chunk: straight into the output
   std::unique_ptr<run_collector> collector;   // else: runs
   auto make_sink = [&](std::uint64_t chunk_records) -> gpu::run_sink* {
@@ -174,7 +112,8 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
       writer = std::make_unique<gpu_output_writer>(staging_out, open_sink, share_bytes, arena);
       return writer.get();
     }
-    run_pinner* pins = queued ? queue->pinner() : pinner ? &*pinner : nullptr;
+    std::optional<run_pinner>& pins_of = queued ? shared->pinner : pinner;
+    run_pinner* pins = pins_of ? &*pins_of : nullptr;
     collector = std::make_unique<run_collector>(unit, chunk_records, staging_out, store, pins,
                                                 storer, arena, trace);
     return collector.get();
@@ -221,9 +160,14 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   // 0.9 s instead of 0.06 s beside it). A device chunk other than the plan's (the device may
   // hold the whole input now) gets no pinner: its runs are staged. A share of several GPUs'
   // gets one even when it is one run: that run is not the output.
-  queued = queue != nullptr && queue->agree(chunk, share.device, stop);
+  queued = shared != nullptr && shared->queue.agree(chunk, stop, [&] {
+    if (shared->pin_runs) {
+      shared->pinner.emplace(shared->queue.chunk_bytes(), 0, share.device, run_pin_threads,
+                             trace);
+    }
+  });
   if (queued) {
-    taken = std::make_unique<std::atomic<std::uint64_t>[]>(queue->chunks());
+    taken = std::make_unique<std::atomic<std::uint64_t>[]>(shared->queue.chunks());
     forward.taken = taken.get();
     forward.first = share.first_run;
   }
@@ -283,10 +227,10 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
       // cuts its runs at the chunks' edges.
       for (std::uint64_t k = 0; queued; ++k) {
         check_stop(stop);
-        const std::optional<std::uint64_t> c = queue->take();
+        const std::optional<std::uint64_t> c = shared->queue.take();
         if (!c) break;
         taken[k].store(*c, std::memory_order_release);
-        feed(queue->first_byte(*c), queue->last_byte(*c));
+        feed(shared->queue.first_byte(*c), shared->queue.last_byte(*c));
       }
     } else if (direct) {
       // A stream: one piece at a time, in order.
@@ -380,17 +324,17 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
   // One thread per GPU drives its share, or takes chunks from the queue; the store orders the
   // runs by id.
   const bool whole = shares.size() == 1;
-  std::optional<chunk_queue> queue;
+  std::optional<shared_chunks> shared;
   const std::uint32_t record_size = options.format.record_size;
   if (!whole && input.known_size() && gpu::supports_format(options.format) &&
       config.max_chunk_records != 0) {
-    queue.emplace(*input.known_size() / record_size, config.max_chunk_records, record_size,
-                  shares.size(), config.pin_chunk_records == config.max_chunk_records, trace);
+    shared.emplace(*input.known_size() / record_size, config.max_chunk_records, record_size,
+                   shares.size(), config.pin_chunk_records == config.max_chunk_records);
   }
   std::vector<gpu_run_result> done(shares.size());
   detail::each_until_failure(shares.size(), [&](std::size_t i, const std::atomic<bool>& stop) {
     done[i] = form_share(input, options, config, shares[i], whole, store, open_sink, arena,
-                         trace, stop, queue ? &*queue : nullptr);
+                         trace, stop, shared ? &*shared : nullptr);
   });
   if (whole) return done.front();
   gpu_run_result result;
