@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpu/cuda_check.cuh"
+#include "gpu/run_former.hpp"
 #include "gpu/topology.hpp"
 #include "gpusort/error.hpp"
 
@@ -39,12 +40,11 @@ gpu_topology probe_topology(std::span<const int> devices) {
   topology.devices.reserve(devices.size());
   for (const int id : devices) {
     // Properties and bus ids come from the driver without a context on the device.
-    cudaDeviceProp props{};
-    GPUSORT_CUDA_TRY(cudaGetDeviceProperties(&props, id));
+    const device_info info = describe_device(id);
     gpu_device_facts facts;
     facts.id = id;
-    facts.name = props.name;
-    facts.total_bytes = props.totalGlobalMem;
+    facts.name = info.name;
+    facts.total_bytes = info.total_bytes;
     facts.pci_bus_id = pci_bus_id_of(id);
     facts.numa_node = numa_node_of(facts.pci_bus_id);
     topology.devices.push_back(std::move(facts));
