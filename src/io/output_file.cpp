@@ -203,11 +203,18 @@ void output_file::make_named_temporary() {
   int fd = -1;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
     temp_path_ = hidden_name_beside(resolved_);
+    // Registered before it exists: a signal delivered as open() returns (an open that waits
+    // on a busy file system is where a signal lands) still finds the file to remove.
+    cleanup_slot_ = register_temp_path(temp_path_);
     fd = ::open(temp_path_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) {
+    if (fd < 0) {
       const int err = errno;
-      temp_path_.clear();
-      throw_error("cannot create a temporary file beside " + target_, err);
+      unregister_temp_path(cleanup_slot_);
+      cleanup_slot_ = -1;
+      if (err != EEXIST) {
+        temp_path_.clear();
+        throw_error("cannot create a temporary file beside " + target_, err);
+      }
     }
   }
   if (fd < 0) {
@@ -215,7 +222,6 @@ void output_file::make_named_temporary() {
     throw_error("cannot create a temporary file beside " + target_, EEXIST);
   }
   fd_ = file_descriptor(fd, target_);
-  cleanup_slot_ = register_temp_path(temp_path_);
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw_error("cannot stat " + temp_path_, errno);
   if (!existed_) final_mode_ = st.st_mode & 07777;
@@ -241,19 +247,23 @@ void output_file::link_and_rename() {
     const std::string proc = "/proc/self/fd/" + std::to_string(fd_.get());
     for (int attempt = 0; attempt < 100 && temp_path_.empty(); ++attempt) {
       const std::string name = hidden_name_beside(resolved_);
+      cleanup_slot_ = register_temp_path(name);  // before the name exists, as above
       int ret = ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW);
       if (ret != 0 && errno == ENOENT)  // /proc went away: needs CAP_DAC_READ_SEARCH
         ret = ::linkat(fd_.get(), "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH);
       if (ret == 0) {
         temp_path_ = name;
-      } else if (errno != EEXIST) {
-        throw_error("cannot link the finished output into " + parent_directory(resolved_),
-                    errno);
+      } else {
+        const int err = errno;
+        unregister_temp_path(cleanup_slot_);
+        cleanup_slot_ = -1;
+        if (err != EEXIST)
+          throw_error("cannot link the finished output into " + parent_directory(resolved_),
+                      err);
       }
     }
     if (temp_path_.empty())
       throw_error("cannot link the finished output into " + parent_directory(resolved_), EEXIST);
-    cleanup_slot_ = register_temp_path(temp_path_);
   }
   if (::rename(temp_path_.c_str(), resolved_.c_str()) != 0)
     throw_error("cannot rename " + temp_path_ + " to " + resolved_, errno);
