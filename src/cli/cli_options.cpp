@@ -159,6 +159,11 @@ std::vector<option_group> option_groups() {
       ("progress", po::bool_switch(),
        "show how far the current stage has come on stderr: a bar with bytes, rate and ETA "
        "redrawn on a terminal, a plain line every 5 s otherwise")
+      ("no-fork", po::bool_switch(),
+       "exit only once everything the sort held is given back (for a debugger or profiler); "
+       "by default a child process sorts and gpusort exits as soon as the output is in "
+       "place, leaving the child to unmap the output and free the runs' memory (0.5-1.3 s "
+       "for 16-32 GiB)")
       ("help,h", po::bool_switch(), "show this help and exit")
       ("version", po::bool_switch(), "show the version and exit");
 
@@ -437,6 +442,7 @@ request parse_command_line(int argc, const char* const* argv) {
   if (vm.count("trace")) o.trace_path = vm["trace"].as<std::string>();
   o.verbose = vm["verbose"].as<bool>();
   o.progress = vm["progress"].as<bool>();
+  req.no_fork = vm["no-fork"].as<bool>();
 
   std::vector<std::string> operands;
   if (vm.count("operand")) operands = vm["operand"].as<std::vector<std::string>>();

@@ -19,6 +19,8 @@ struct request {
   check_mode check = check_mode::none;  ///< when set, `output` is empty
   bool help = false;
   bool version = false;
+  /// --no-fork: the process stays until the sort has given back all it held (cli::early_exit)
+  bool no_fork = false;
 };
 
 /// Parses argv. Throws gpusort::error with a one-line reason on bad usage.

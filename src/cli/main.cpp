@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/cli_options.hpp"
+#include "cli/early_exit.hpp"
 #include "core/parse_size.hpp"
 #include "gpusort/error.hpp"
 #include "gpusort/sort.hpp"
@@ -77,13 +78,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpusort: warning: --buffer-size %s is below the minimum; using %s\n",
                  format_bytes(req.options.buffer_bytes).c_str(),
                  format_bytes(min_buffer_bytes).c_str());
+  // Before any thread starts: the sort runs in a child where the process may end early.
+  cli::early_exit exit_early(!req.no_fork);
   io::install_signal_cleanup();
   raise_open_file_limit();
-  try {
-    const sort_stats stats = sort_file(req.inputs, req.output, req.options);
-    if (req.options.stats == stats_format::text) std::fputs(stats.to_text().c_str(), stderr);
+  const auto print = [&](const sort_stats& s) {
+    if (req.options.stats == stats_format::text) std::fputs(s.to_text().c_str(), stderr);
     if (req.options.stats == stats_format::json)
-      std::fprintf(stderr, "%s\n", stats.to_json().c_str());
+      std::fprintf(stderr, "%s\n", s.to_json().c_str());
+    std::fflush(stderr);
+  };
+  try {
+    if (req.no_fork) {
+      print(sort_file(req.inputs, req.output, req.options));  // the time to give back included
+    } else {
+      static_cast<void>(sort_file(req.inputs, req.output, req.options, [&](const sort_stats& s) {
+        print(s);
+        exit_early.committed();
+      }));
+    }
     return 0;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpusort: error: out of host memory (try a smaller -S)\n");

@@ -36,6 +36,7 @@ std::array<mapping_slot, 8> g_mappings;
 std::mutex g_register_mutex;
 std::once_flag g_installed;
 std::atomic<bool> g_sigpipe_ignored_at_start{false};
+std::atomic<pid_t> g_forward_to{0};
 
 /// Signals whose default action ends the process: the named temporaries must go first.
 constexpr int terminating_signals[] = {SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGUSR1,
@@ -107,7 +108,24 @@ void set_handler(int sig, void (*handler)(int)) {
   ::sigaction(sig, &sa, nullptr);
 }
 
+void forward(int sig) {
+  const pid_t child = g_forward_to.load();
+  if (child > 0) ::kill(child, sig);
+}
+
 }  // namespace
+
+void forward_terminating_signals(pid_t child) {
+  g_forward_to.store(child);
+  for (int sig : terminating_signals) set_handler(sig, forward);
+}
+
+sigset_t terminating_signal_set() noexcept {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : terminating_signals) sigaddset(&set, sig);
+  return set;
+}
 
 void install_signal_cleanup() {
   std::call_once(g_installed, [] {

@@ -7,6 +7,9 @@
 // O_TMPFILE and vanish with the process; only the named fallback registers.
 #pragma once
 
+#include <signal.h>
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
 
@@ -21,6 +24,17 @@ namespace gpusort::io {
  * - SIGPIPE and SIGXFSZ are ignored: the write then fails with EPIPE or EFBIG and is reported.
  */
 void install_signal_cleanup();
+
+/**
+ * For a process that only waits on `child` (the command line's early exit): each signal that
+ * would end a process (the list above, less those ignored since the start) goes to `child`
+ * instead, which cleans up and ends by it; the waiting process then ends as its child did.
+ * Call once, before any other handler is installed.
+ */
+void forward_terminating_signals(pid_t child);
+
+/// The signals of that list, to block while a child is made (nothing can forward them yet).
+[[nodiscard]] sigset_t terminating_signal_set() noexcept;
 
 /// Registers a path to unlink if a handled signal arrives; returns a slot for unregister.
 /// Returns -1 when the registry is full (the file is then only removed on normal exit paths).

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <optional>
 
 #include "core/host_buffer.hpp"
@@ -65,7 +66,12 @@ void write_trace(const trace_recorder& trace, io::output_file& trace_out, bool f
 }  // namespace
 
 sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& output,
-                     const sort_options& requested) {
+                     const sort_options& options) {
+  return sort_file(inputs, output, options, committed_callback{});
+}
+
+sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& output,
+                     const sort_options& requested, const committed_callback& committed) {
   requested.format.validate();
   trace_recorder trace;
   // Open everything first: a missing input or an unwritable output (the trace too) fails
@@ -108,10 +114,13 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   std::uint64_t output_records = 0;
   bool compacted = false;  // --unique already applied to the mapped output
   tbb::task_arena arena(static_cast<int>(pipeline::thread_count(options, facts.cpus)));
+  // Outlives the commit: unmapping a mapped output is left until the output is in place.
+  std::optional<pipeline::output_opener> output_holder;
   arena.execute([&] {
     // The output first: an output to be prefaulted starts faulting while CUDA initialises.
     const pipeline::output_plan writing = pipeline::plan_output(input.known_size(), options, facts);
-    pipeline::output_opener opener(out, writing, options.format, unique_stream, &trace);
+    pipeline::output_opener& opener =
+        output_holder.emplace(out, writing, options.format, unique_stream, &trace);
     if (writing.prefault) opener.open(*input.known_size());
     pipeline::probe_gpu(options, facts, input.known_size());
     const pipeline::sort_plan plan = pipeline::make_plan(input.known_size(), options, facts);
@@ -133,7 +142,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
           options.format, pipeline::host_budget(options, facts.usable_memory) / 4, &trace);
       compacted = true;
     }
-  });  // the output is unmapped here, while the runs' memory may still be going back
+  });
   const std::uint32_t rec = options.format.record_size;
   if (!compacted) output_records = result.records;
   if (unique_stream_bytes) {
@@ -146,7 +155,6 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     });
   }
   if (options.unique && !unique_stream) out.shrink(result.records * rec, output_records * rec);
-  if (result.releasing.valid()) result.releasing.get();
   // Nothing reads the input any more; an input that is also the output must not be held open
   // past the commit, which hands the replaced file to another process to free.
   input.close();
@@ -169,6 +177,20 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     out.commit(options.fsync, output_records * rec);
   }
   progress.reset();  // its line is erased before the caller prints anything
+  // What the sort held goes once the output is in place: the output's mapping (0.46-0.57 s
+  // to unmap 16 GiB on the H200 machine) and the runs' memory (0.8 s for 16 GiB of runs),
+  // then the rest as the sort's objects end.
+  std::exception_ptr failed;
+  if (committed) {
+    try {
+      committed(finish_stats(trace, stats));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
+  output_holder.reset();
+  if (result.releasing.valid()) result.releasing.get();
+  if (failed) std::rethrow_exception(failed);
   return finish_stats(trace, std::move(stats));
 }
 

@@ -115,6 +115,27 @@ TEST(Cli, BareStatsDoesNotSwallowTheOperands) {
   EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
 }
 
+TEST(Cli, ExitsOnceTheOutputIsInPlaceUnlessNoForkAsksToWaitForTheRest) {
+  test::scratch_dir dir;
+  const record_format f = test::make_format("u64", 8, 0);
+  const auto data = test::random_records(200000, f, test::base_seed() + 9);
+  test::write_file(dir.file("in.bin"), data);
+  const std::string files = dir.file("in.bin") + " " + dir.file("out.bin");
+  // The output is mapped whole: a child unmaps it after the command has ended, and the stats
+  // end with the commit.
+  const result early = run_gpusort("--devices none --stats " + files, dir);
+  ASSERT_EQ(early.status, 0) << early.err;
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
+  EXPECT_NE(early.err.find("\n  commit "), std::string::npos) << early.err;
+  EXPECT_EQ(early.err.find("\n  unmap "), std::string::npos) << early.err;
+  // --no-fork: one process, which reports the unmap too.
+  std::filesystem::remove(dir.file("out.bin"));
+  const result waited = run_gpusort("--devices none --no-fork --stats " + files, dir);
+  ASSERT_EQ(waited.status, 0) << waited.err;
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
+  EXPECT_NE(waited.err.find("\n  unmap "), std::string::npos) << waited.err;
+}
+
 TEST(Cli, StdinToStdout) {
   test::scratch_dir dir;
   const record_format f = test::make_format("f32", 4, 0);

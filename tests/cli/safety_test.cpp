@@ -374,8 +374,11 @@ TEST(SpilledRuns, NoTemporaryFileOutlivesSuccessErrorOrSigterm) {
     const outcome o = run_script(
         "mkfifo feed; \"$G\" --devices none -S 4M -T spill - out.bin < feed & pid=$!\n"
         "exec 3>feed; head -c 8388608 in.bin >&3\n"
-        "for i in $(seq 200); do ls -l /proc/$pid/fd | grep -q /spill/ && break; sleep 0.05; done\n"
-        "ls -l /proc/$pid/fd | grep -q /spill/ || { echo 'no spilled run seen' >&2; exit 97; }\n"
+        // The sort runs in a child of $pid (cli::early_exit), which waits for it.
+        "spilling() { for p in $pid $(pgrep -P $pid); do ls -l /proc/$p/fd; done 2>/dev/null |\n"
+        "  grep -q /spill/; }\n"
+        "for i in $(seq 200); do spilling && break; sleep 0.05; done\n"
+        "spilling || { echo 'no spilled run seen' >&2; exit 97; }\n"
         "kill -TERM $pid; wait $pid; status=$?; exec 3>&-; rm feed; exit $status",
         dir);
     EXPECT_EQ(o.status, 128 + SIGTERM) << o.err;
@@ -421,6 +424,26 @@ TEST(Signals, EveryTerminatingSignalRemovesANamedTemporary) {
     EXPECT_EQ(leftover_temporaries(dir), 0u) << "SIG" << sig << " left a temporary file";
     EXPECT_FALSE(fs::exists(dir.file("out.bin")));
   }
+}
+
+TEST(Signals, KillingTheWaitingProcessEndsTheSortingChildAndItsTemporaries) {
+  // SIGKILL cannot be passed on: the child that sorts learns of it as its parent ends
+  // (PR_SET_PDEATHSIG) and cleans up as for SIGTERM. Named temporaries, where the system lets
+  // a private mount hide /proc, else the unnamed ones.
+  test::scratch_dir dir;
+  const auto data = make_input(dir, "in.bin", 1000, test::base_seed() + 16);
+  test::write_file(dir.file("out.bin"), data);  // the old output, to be kept
+  // A child left running would read the input fed after the kill and replace out.bin.
+  const std::string script =
+      with_blocked_sort("", "- out.bin", "kill -KILL $pid; sleep 0.5") + "; sleep 1; exit 0";
+  const outcome o = can_unshare_mounts()
+                        ? run_script("unshare -m --fork bash -c 'set -m; umount -l /proc; G=$0; " +
+                                         script + "' \"$G\"",
+                                     dir)
+                        : run_script("set -m; " + script, dir);
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(leftover_temporaries(dir), 0u);
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), data);
 }
 
 /// One strategy's run that a SIGTERM interrupts: the arguments that make gpusort plan it (the

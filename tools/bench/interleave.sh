@@ -34,6 +34,9 @@ for size in "${sizes[@]}"; do
       start=$EPOCHREALTIME
       "${command[@]}" --format "$format" --stats --verbose "$in" "$o" > "$work/run.log" 2>&1
       wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+      # gpusort exits once its output is in place; the child that gives back the rest ends
+      # before the next run starts, so that no run shares the machine with it.
+      while pgrep -f "^${command[0]} " > /dev/null; do sleep 0.05; done
       valid=-
       if [ "$round" = 1 ]; then
         valid=no
