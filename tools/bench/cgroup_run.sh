@@ -79,6 +79,9 @@ run_limited() {
     "$work/cg-$name.mem" 2>/dev/null | sed 's/^/    #   /' >&2
   tail -n 3 "$work/cg-$name.mem" | sed 's/^/    #   /' >&2
   rm -f "$out"
+  # gpusort exits once its output is in place; the child that gives back the rest is still
+  # in the group for a moment, and a group with a process in it cannot be removed.
+  while [ -s "$group/cgroup.procs" ]; do sleep 0.05; done
   rmdir "$group" 2>/dev/null
   wait "$sampler" 2>/dev/null
 }
