@@ -7,7 +7,7 @@
 _gpusort_long_options="--type --record-size --key-offset --format --key --reverse --stable
   --unique --check --merge --buffer-size --temporary-directory --parallel --devices --algorithm
   --gpu-memory --merge-on --direct-io --output --fsync --stats --trace --verbose --progress
-  --help --version"
+  --no-fork --help --version"
 _gpusort_short_options="-t -r -s -u -c -C -m -S -T -o -v -h"
 
 # COMPREPLY from the words in $1 that start with $2.
