@@ -40,9 +40,10 @@ struct keyword {
 };
 
 // The command's options that make sense for a sort called from Python (not --check, --output,
-// --stats: sort_file returns the stats; not --no-fork: the command's own process), spelled as the command spells them, and the fields of
-// gpusort::sort_options where those differ. `merge` is the command's --merge (-m: the inputs
-// are sorted already), not the merge_location field, which is merge_on.
+// --stats: sort_file returns the stats; not --no-fork: the command's own process), spelled as
+// the command spells them, and the fields of gpusort::sort_options where those differ. `merge`
+// is the command's --merge (-m: the inputs are sorted already), not the merge_location field,
+// which is merge_on.
 constexpr keyword keywords[] = {
     {"type", "type", false},
     {"record_size", "record-size", false},

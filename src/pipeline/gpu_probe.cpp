@@ -78,9 +78,10 @@ std::optional<gpu_facts> find_gpu(const sort_options& options,
   };
   // A stream, or an input of one chunk, goes to the first GPU alone: opening the others held
   // its setup back by 0.2 s (two H200s, 3-16 GiB of u64: set up at 0.54-0.58 s instead of
-  // 0.35-0.38 s; tools/bench/results/2026-11-27-h200x2-queue). Whether the input may be one chunk is judged from the first GPU's memory size,
-  // read without opening it; where it may, the first is opened alone and the others only
-  // where its memory free turns out to hold less.
+  // 0.35-0.38 s; tools/bench/results/2026-11-27-h200x2-queue). Whether the input may be one
+  // chunk is judged from the first GPU's memory size, read without opening it; where it may,
+  // the first is opened alone and the others only where its memory free turns out to hold
+  // less.
   const std::uint64_t items = input_bytes ? *input_bytes / options.format.record_size : 0;
   std::string unopened;
   if (devices.size() > 1 &&
@@ -103,7 +104,7 @@ std::optional<gpu_facts> find_gpu(const sort_options& options,
   detail::each_until_failure(devices.size(), [&](std::size_t i, const std::atomic<bool>&) {
     infos[i] = gpu::query_device(devices[i]);
   });
-  least_budget = ~std::uint64_t{0};
+  least_budget = ~std::uint64_t{0};  // counted again below, over the GPUs opened
   // An input of one chunk goes to the first GPU; shares are cut into chunks that the GPU with
   // the least memory free holds, so that each GPU holds one.
   const gpu::device_info& first = infos.front();
