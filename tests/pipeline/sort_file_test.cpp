@@ -182,6 +182,51 @@ TEST(SortFileInputs, ALargeFileSortedInPlaceIsReplacedAndItsOldSelfFreed) {
   EXPECT_EQ(files_in(dir), (std::vector<std::string>{"f"}));
 }
 
+TEST(SortFileCommitted, IsToldOnceWithTheOutputInPlaceBeforeTheRestIsGivenBack) {
+  const record_format f = test::make_format("u64", 8, 0);
+  for (const std::uint64_t budget : {std::uint64_t{1} << 30, std::uint64_t{4} << 20}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    test::scratch_dir dir;
+    const auto data = test::random_records(1 << 20, f, test::base_seed() + 41);  // 8 MiB
+    test::write_file(dir.file("in.bin"), data);
+    test::write_file(dir.file("out.bin"), std::vector<std::byte>(16));  // the old output
+    const auto expected = test::reference_sort(data, f, false);
+    int calls = 0;
+    sort_stats told;
+    const sort_stats returned =
+        sort_file({dir.file("in.bin")}, dir.file("out.bin"),
+                  cpu_options(f, false, budget, dir.path().string()), [&](const sort_stats& s) {
+                    ++calls;
+                    told = s;
+                    // Renamed into place already, whole.
+                    EXPECT_EQ(test::read_file(dir.file("out.bin")), expected);
+                  });
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(told.records, data.size() / 8);
+    EXPECT_EQ(told.strategy, returned.strategy);
+    EXPECT_TRUE(has_stage(told, "commit"));
+    EXPECT_LE(told.wall_seconds, returned.wall_seconds);
+    if (returned.strategy == "cpu-one-run") {
+      // Its output mapped whole: unmapped after the commit, reported in the returned stats.
+      EXPECT_FALSE(has_stage(told, "unmap"));
+      EXPECT_TRUE(has_stage(returned, "unmap"));
+    }
+    EXPECT_EQ(test::read_file(dir.file("out.bin")), expected);
+  }
+}
+
+TEST(SortFileCommitted, AnErrorFromTheCallbackComesAfterTheRestWithTheOutputInPlace) {
+  const record_format f = test::make_format("u32", 4, 0);
+  test::scratch_dir dir;
+  const auto data = test::random_records(100000, f, test::base_seed() + 42);
+  test::write_file(dir.file("in.bin"), data);
+  EXPECT_THROW(sort_file({dir.file("in.bin")}, dir.file("out.bin"),
+                         cpu_options(f, false, 1 << 30),
+                         [](const sort_stats&) { throw error("the caller's own failure"); }),
+               error);
+  EXPECT_EQ(test::read_file(dir.file("out.bin")), test::reference_sort(data, f, false));
+}
+
 TEST(SortBuffer, SortsInPlace) {
   const record_format f = test::make_format("f32", 4, 0);
   auto data = test::random_records(100000, f, test::base_seed());
