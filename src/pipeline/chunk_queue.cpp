@@ -42,6 +42,15 @@ std::optional<std::uint64_t> chunk_queue::take() noexcept {
   return c;
 }
 
+chunk_queue::taker::taker(chunk_queue& queue)
+    : queue_(&queue), order_(std::make_unique<std::atomic<std::uint64_t>[]>(queue.chunks())) {}
+
+std::optional<std::uint64_t> chunk_queue::taker::take() noexcept {
+  const std::optional<std::uint64_t> c = queue_->take();
+  if (c) order_[count_++].store(*c, std::memory_order_release);
+  return c;
+}
+
 std::uint64_t chunk_queue::last_byte(std::uint64_t c) const noexcept {
   return std::min(records_, (c + 1) * chunk_records_) * record_size_;
 }

@@ -1,6 +1,7 @@
-// The chunks of a file that several GPUs take as they form runs, each the next one as it is
-// done with its last, so that a faster GPU forms more: chunk c is the file's records
-// [c * chunk_records, (c + 1) * chunk_records) and becomes run c, whichever GPU sorts it.
+// Chunks of records that several GPUs take, each the next one as it is done with its last, so
+// that a faster GPU does more: a file's chunks as the GPUs form its runs (chunk c is the
+// file's records [c * chunk_records, (c + 1) * chunk_records) and becomes run c, whichever GPU
+// sorts it), and the output's key ranges as they sort them again.
 #pragma once
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -35,7 +37,26 @@ class chunk_queue {
   /// The next chunk no GPU has taken, in file order, or none once all are taken.
   [[nodiscard]] std::optional<std::uint64_t> take() noexcept;
 
+  /// One GPU's end of the queue: it takes chunks and remembers which one it took k-th, which
+  /// its former's k-th run then is (asked on the former's thread).
+  class taker {
+   public:
+    explicit taker(chunk_queue& queue);
+    /// As chunk_queue::take(), remembered as this taker's next.
+    [[nodiscard]] std::optional<std::uint64_t> take() noexcept;
+    /// The chunk this taker took k-th (k below the number it has taken).
+    [[nodiscard]] std::uint64_t taken(std::uint64_t k) const noexcept {
+      return order_[k].load(std::memory_order_acquire);
+    }
+
+   private:
+    chunk_queue* queue_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> order_;
+    std::uint64_t count_ = 0;
+  };
+
   [[nodiscard]] std::uint64_t chunks() const noexcept { return chunks_; }
+  [[nodiscard]] std::uint64_t chunk_records() const noexcept { return chunk_records_; }
   /// Bytes [first_byte, last_byte) of chunk c in the file.
   [[nodiscard]] std::uint64_t first_byte(std::uint64_t c) const noexcept {
     return c * chunk_records_ * record_size_;

@@ -15,6 +15,7 @@
 #include "cpu/multiway_merge.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/error.hpp"
+#include "pipeline/chunk_queue.hpp"
 #include "pipeline/gpu_output_writer.hpp"
 #include "pipeline/plan.hpp"
 #include "pipeline/staging_pool.hpp"
@@ -143,28 +144,27 @@ class range_lane {
 
   [[nodiscard]] std::uint64_t chunk() const noexcept { return former_->chunk_records(); }
 
-  /// Sorts key ranges of `chunk` records each into the output, taking the next one from
-  /// `next` (shared by every GPU) until all `ranges` are taken: a GPU that sorts faster takes
-  /// more. Ends early, throwing, once `stop` is set (another GPU failed).
-  void sort(std::atomic<std::uint64_t>& next, std::uint64_t ranges, std::uint64_t chunk,
-            const std::atomic<bool>& stop) {
+  /// Sorts the key ranges of `ranges` (one chunk of records each, shared by every GPU) into
+  /// the output, taking the next one as it is done with the last, until all are taken: a GPU
+  /// that sorts faster takes more. Ends early, throwing, once `stop` is set (another GPU
+  /// failed).
+  void sort(chunk_queue& ranges, const std::atomic<bool>& stop) {
     const std::uint32_t record_size = pass_.record_size;
     // The former's run k is the k-th range this GPU took. Every range but the last holds
     // exactly one chunk, and the last is taken last, so the former's chunks are the ranges.
-    taken_ = std::make_unique<std::atomic<std::uint64_t>[]>(ranges);
-    writer_->set_run_places(chunk * record_size, [this](std::uint64_t run) {
-      return taken_[run].load(std::memory_order_acquire);
-    });
+    taker_.emplace(ranges);
+    writer_->set_run_places(ranges.chunk_records() * record_size,
+                            [this](std::uint64_t run) { return taker_->taken(run); });
     std::uint64_t records = 0;
     try {
       range_feeder feeder(*former_, staging_in_.get(), piece_bytes_, arena_, trace_);
-      for (std::uint64_t k = 0;; ++k) {
+      for (;;) {
         if (stop.load(std::memory_order_relaxed))
           throw error("range sort stopped: another GPU failed");
-        const std::uint64_t r = next.fetch_add(1, std::memory_order_relaxed);
-        if (r >= ranges) break;
-        taken_[k].store(r, std::memory_order_release);
-        records += std::min(pass_.total, (r + 1) * chunk) - r * chunk;
+        const std::optional<std::uint64_t> taken = taker_->take();
+        if (!taken) break;
+        const std::uint64_t r = *taken;
+        records += (ranges.last_byte(r) - ranges.first_byte(r)) / record_size;
         for (std::size_t j = 0; j < pass_.views.size(); ++j) {
           const std::uint64_t from = pass_.cuts[r][j];
           const std::byte* src = pass_.views[j].data + from * record_size;
@@ -202,7 +202,7 @@ class range_lane {
   std::unique_ptr<gpu_output_writer> writer_;  // outlives the former, whose thread calls it
   std::shared_ptr<staging_pool> staging_in_;   // before the former: its callbacks release here
   /// The ranges in the order this GPU took them (read by the writer on the former's thread).
-  std::unique_ptr<std::atomic<std::uint64_t>[]> taken_;
+  std::optional<chunk_queue::taker> taker_;
   std::optional<gpu::run_former> former_;
 };
 
@@ -216,6 +216,7 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
   GPUSORT_EXPECTS(gpu::supports_format(format),
                   "sort_ranges_on_gpu: " + describe(format) + " is not sorted directly on a GPU");
   GPUSORT_EXPECTS(!devices.empty(), "sort_ranges_on_gpu: no device");
+  GPUSORT_EXPECTS(store.total_records() > 0, "sort_ranges_on_gpu: no records");
   range_pass pass{store, {}, {}, true, store.total_records(), format.record_size};
   for (const sorted_run& run : store.runs()) {
     GPUSORT_EXPECTS(run.resident(), "sort_ranges_on_gpu: a run was spilled");
@@ -259,10 +260,11 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
       }
     }
   }
-  const std::uint64_t ranges = std::max<std::uint64_t>(1, (pass.total + chunk - 1) / chunk);
-
-  // Every range but the last holds exactly one chunk, so the formers cut their chunks at the
-  // range boundaries.
+  // The GPUs take the ranges from one queue, in key order, as they finish the last. Every
+  // range but the last holds exactly one chunk, so the formers cut their chunks at the range
+  // boundaries.
+  chunk_queue queue(pass.total, chunk, format.record_size, lanes.size());
+  const std::uint64_t ranges = queue.chunks();
   pass.cuts.resize(ranges + 1);
   {
     trace_recorder::scope timer(trace, "select");
@@ -274,11 +276,9 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
     });
   }
 
-  // The GPUs take the ranges from one queue, in key order, as they finish the last.
   const std::uint64_t g = std::min<std::uint64_t>(lanes.size(), ranges);
-  std::atomic<std::uint64_t> next{0};
   detail::each_until_failure(g, [&](std::size_t i, const std::atomic<bool>& stop) {
-    lanes[i]->sort(next, ranges, chunk, stop);
+    lanes[i]->sort(queue, stop);
   });
   return ranges;
 }

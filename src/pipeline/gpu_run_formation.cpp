@@ -127,10 +127,10 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   // former's k-th run (id first + k) is the k-th chunk taken, whose run id is its index.
   struct forwarding_sink final : gpu::run_sink {
     gpu::run_sink* target = nullptr;
-    const std::atomic<std::uint64_t>* taken = nullptr;
+    const chunk_queue::taker* taker = nullptr;
     std::uint64_t first = 0;
     [[nodiscard]] std::uint64_t id(std::uint64_t r) const {
-      return taken != nullptr ? taken[r - first].load(std::memory_order_acquire) : r;
+      return taker != nullptr ? taker->taken(r - first) : r;
     }
     std::span<std::byte> piece_buffer(std::uint64_t r, std::uint64_t o, std::size_t l) override {
       return target->piece_buffer(id(r), o, l);
@@ -140,7 +140,7 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
     }
     void run_done(std::uint64_t r, std::uint64_t n) override { target->run_done(id(r), n); }
   } forward;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> taken;  // outlives the former, as `forward`
+  std::optional<chunk_queue::taker> taker;  // outlives the former, as `forward`
 
   gpu_run_result result;
   // Declared before the former: its on_consumed callbacks release into this pool until the
@@ -167,8 +167,7 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
     }
   });
   if (queued) {
-    taken = std::make_unique<std::atomic<std::uint64_t>[]>(shared->queue.chunks());
-    forward.taken = taken.get();
+    forward.taker = &taker.emplace(shared->queue);
     forward.first = share.first_run;
   }
   const bool planned_chunk =
@@ -225,11 +224,10 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
       if (!queued) feed(share.begin, share.end);
       // Every chunk but the file's last is whole, and the last is taken last, so the former
       // cuts its runs at the chunks' edges.
-      for (std::uint64_t k = 0; queued; ++k) {
+      while (queued) {
         check_stop(stop);
-        const std::optional<std::uint64_t> c = shared->queue.take();
+        const std::optional<std::uint64_t> c = taker->take();
         if (!c) break;
-        taken[k].store(*c, std::memory_order_release);
         feed(shared->queue.first_byte(*c), shared->queue.last_byte(*c));
       }
     } else if (direct) {

@@ -95,5 +95,25 @@ TEST(ChunkQueue, EveryChunkIsTakenOnceInOrderByWhicheverGpuAsks) {
   EXPECT_FALSE(q.take().has_value());
 }
 
+TEST(ChunkQueue, EachTakerRemembersWhichChunkItTookKth) {
+  chunk_queue q(1000, 7, 8, 3);
+  std::vector<chunk_queue::taker> takers;
+  for (int i = 0; i < 3; ++i) takers.emplace_back(q);
+  std::vector<std::vector<std::uint64_t>> got(takers.size());
+  std::vector<std::thread> gpus;
+  for (std::size_t i = 0; i < takers.size(); ++i) {
+    gpus.emplace_back([&, i] {
+      while (const std::optional<std::uint64_t> c = takers[i].take()) got[i].push_back(*c);
+    });
+  }
+  for (std::thread& t : gpus) t.join();
+  std::size_t all = 0;
+  for (std::size_t i = 0; i < takers.size(); ++i) {
+    for (std::uint64_t k = 0; k < got[i].size(); ++k) EXPECT_EQ(takers[i].taken(k), got[i][k]);
+    all += got[i].size();
+  }
+  EXPECT_EQ(all, q.chunks());
+}
+
 }  // namespace
 }  // namespace gpusort::pipeline
