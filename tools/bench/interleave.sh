@@ -3,7 +3,8 @@
 # warm, from a package of scripts/package-device.sh: CASES lists "name=command" entries
 # separated by "|" (`gpusort` at the start of a command is the package's), each run as
 # `command --format FORMAT --stats --verbose IN OUT`. Each output is validated in the first
-# round and deleted after every run. Writes $OUT/interleave.csv and $OUT/interleave.log.
+# round and deleted after every run. Writes $OUT/NAME.csv and $OUT/NAME.log (NAME defaults to
+# interleave; give each invocation of one call its own).
 # Usage: CASES="one=gpusort --devices 0|two=gpusort --devices 0,1" interleave.sh [SIZE...]
 # (default 3G 8G 16G); REPEAT (3) rounds; FORMAT (u64) and DIST (uniform) of the files.
 # Example (tools/bench/results/2026-11-27-h200x2-queue): an older build against this one,
@@ -14,12 +15,13 @@ bin=$here/bin
 out=${OUT:-$here/out}
 work=${WORK:-/var/tmp/gpusort-interleave}
 format=${FORMAT:-u64}
+report=${NAME:-interleave}
 mkdir -p "$out" "$work"
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(3G 8G 16G)
 IFS='|' read -r -a cases <<< "${CASES:?CASES: name=command entries separated by |}"
-echo "size,case,round,wall_s,valid" > "$out/interleave.csv"
+echo "size,case,round,wall_s,valid" > "$out/$report.csv"
 for size in "${sizes[@]}"; do
   in=$work/in-$size.bin
   "$bin/gpusort-datagen" --format "$format" --size "$size" -d "${DIST:-uniform}" --seed 7 \
@@ -43,9 +45,9 @@ for size in "${sizes[@]}"; do
         "$bin/gpusort-validate" -q --format "$format" "$in" "$o" && valid=yes
       fi
       { echo "### $size $name round $round: ${command[*]}"; cat "$work/run.log"; } \
-        >> "$out/interleave.log"
+        >> "$out/$report.log"
       rm -f "$o"
-      echo "$size,$name,$round,$wall,$valid" | tee -a "$out/interleave.csv"
+      echo "$size,$name,$round,$wall,$valid" | tee -a "$out/$report.csv"
     done
   done
   rm -f "$in"
