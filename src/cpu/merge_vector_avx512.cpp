@@ -15,14 +15,22 @@ namespace gpusort::cpu::detail {
 namespace {
 
 constexpr std::uint32_t lanes = 8;
-/// Vectors per merge step (block<V> takes any power of two). The step's carry (the largest
-/// records so far) is a chain of dependent instructions from one step to the next: more
-/// records per step shorten it per record, and the vectors of a step run side by side. Four
-/// vectors for keys alone made the development VM's AMD cores 20% faster and the GPU
-/// machine's Intel cores 0-10% slower (tools/bench/results/2026-11-25-h100-merge-vector/
-/// ab.txt); with payloads they run out of registers.
-constexpr int step_vectors = 2;
-constexpr std::uint32_t step_records = step_vectors * lanes;
+/// Whether `layout` carries payloads in vectors of their own (16-byte records); the others
+/// travel as one 64-bit word per record.
+constexpr bool separate_values(vector_layout layout) {
+  return layout == vector_layout::key_value || layout == vector_layout::value_key;
+}
+
+/// Vectors per merge step (block<V> takes any power of two), by layout. The step's carry (the
+/// largest records so far) is a chain of dependent instructions from one step to the next:
+/// more records per step shorten it per record, and the vectors of a step run side by side.
+/// Four vectors for keys alone: 20% faster than two on the development VM's AMD cores; on the
+/// GPU machine's Intel cores 0-10% slower while minima and maxima shared one port
+/// (tools/bench/results/2026-11-25-h100-merge-vector/ab.txt), and 3-4% faster once the
+/// maxima took ternary logic (exchange_vectors; medians of 6 paired rounds on 16 threads,
+/// 2026-11-27-h100-merge-v4). With payloads four run out of registers.
+constexpr int step_vectors(vector_layout layout) { return separate_values(layout) ? 2 : 4; }
+constexpr std::uint32_t max_step_records = 4 * lanes;
 
 /// The root writes whole cache lines of the output with non-temporal stores, which need not
 /// read the lines first: 3-29% faster on the GPU machine's 16 cores, 8- and 16-byte records,
@@ -33,7 +41,7 @@ constexpr bool stream_output = true;
 /// tree over 64 runs of 16-byte records (127 vertices) fit the 2 MiB L2 cache of the GPU
 /// machine's cores, large enough that refilling a child is rare beside merging.
 constexpr std::uint32_t buffer_records = 512;
-static_assert(buffer_records % step_records == 0);
+static_assert(buffer_records % max_step_records == 0);
 
 constexpr std::size_t cache_line = 64;
 
@@ -47,8 +55,8 @@ constexpr std::uint64_t min_u64(std::uint64_t a, std::uint64_t b) { return a < b
 /// buffer of normalized keys (and payloads) its parent reads: [pos, len) is still unread, and
 /// `done` says that nothing more will come once it is read.
 struct alignas(cache_line) vertex {
-  std::uint64_t carry_keys[step_records];  ///< inner: the largest records merged so far
-  std::uint64_t carry_values[step_records];
+  std::uint64_t carry_keys[max_step_records];  ///< inner: the largest records merged so far
+  std::uint64_t carry_values[max_step_records];
   std::uint64_t* keys;
   std::uint64_t* values;  ///< null for key-only records
   std::uint32_t pos;
@@ -165,12 +173,6 @@ inline void merge_blocks(block<V>& carry, const block<V>& in, block<V>& low) {
 
 // --- The tree.
 
-/// Whether `layout` carries payloads in vectors of their own (16-byte records); the others
-/// travel as one 64-bit word per record.
-constexpr bool separate_values(vector_layout layout) {
-  return layout == vector_layout::key_value || layout == vector_layout::value_key;
-}
-
 template <vector_layout Layout>
 class merge_tree {
  public:
@@ -180,8 +182,8 @@ class merge_tree {
   static constexpr std::uint32_t record_bytes = has_values ? 16 : narrow ? 4 : 8;
   /// Whole cache lines go past the caches only where eight records fill them.
   static constexpr bool streams = stream_output && lanes * record_bytes % cache_line == 0;
-  static constexpr int V = step_vectors;
-  static constexpr std::uint32_t step = step_records;
+  static constexpr int V = step_vectors(Layout);
+  static constexpr std::uint32_t step = V * lanes;
   using step_block = block<V>;
 
   merge_tree(const vector_input* inputs, std::size_t runs, const vector_key_masks& masks,
