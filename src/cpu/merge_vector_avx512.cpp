@@ -57,7 +57,10 @@ constexpr std::uint64_t min_u64(std::uint64_t a, std::uint64_t b) { return a < b
 struct alignas(cache_line) vertex {
   std::uint64_t carry_keys[max_step_records];  ///< inner: the largest records merged so far
   std::uint64_t carry_values[max_step_records];
-  std::uint64_t* keys;
+  std::uint64_t* buffer;  ///< its own: keys, then payloads
+  /// What the parent reads: the buffer, or a leaf's input itself where that is already keys
+  /// in merge order (fill_leaf).
+  const std::uint64_t* keys;
   std::uint64_t* values;  ///< null for key-only records
   std::uint32_t pos;
   std::uint32_t len;
@@ -193,7 +196,9 @@ class merge_tree {
         sign_(key_mask(masks.sign_mask)),
         float_(key_mask(masks.float_mask)),
         order_(key_mask(masks.order_mask)),
-        padding_(_mm512_set1_epi64(-1)) {
+        padding_(_mm512_set1_epi64(-1)),
+        keys_in_place_(Layout == vector_layout::key && masks.sign_mask == 0 &&
+                       masks.float_mask == 0 && masks.order_mask == 0) {
     std::uint32_t next = 0;
     root_ = build(inputs, 0, runs, next);
   }
@@ -224,8 +229,9 @@ class merge_tree {
     vertices_[index] = vertex{};
     vertex& x = vertices_[index];
     std::byte* buffer = buffers_ + index * buffer_bytes(has_values);
-    x.keys = reinterpret_cast<std::uint64_t*>(buffer);
-    x.values = has_values ? x.keys + buffer_records : nullptr;
+    x.buffer = reinterpret_cast<std::uint64_t*>(buffer);
+    x.keys = x.buffer;
+    x.values = has_values ? x.buffer + buffer_records : nullptr;
     if (hi - lo == 1) {
       x.leaf = true;
       x.next = inputs[lo].data;
@@ -338,7 +344,7 @@ class merge_tree {
   static step_block load_block(const std::uint64_t* keys, const std::uint64_t* values) {
     step_block b;
     for (int j = 0; j < V; ++j) {
-      b.k[j] = _mm512_load_si512(keys + j * lanes);
+      b.k[j] = _mm512_loadu_si512(keys + j * lanes);  // a leaf's input: 8-byte aligned
       b.v[j] = has_values ? _mm512_load_si512(values + j * lanes) : b.k[j];
     }
     return b;
@@ -357,8 +363,21 @@ class merge_tree {
   }
 
   /// Reads the next records of a leaf's input into its buffer, normalized; the last step is
-  /// padded with all-ones keys.
+  /// padded with all-ones keys. Unsigned 64-bit keys in ascending order are their own
+  /// normalized form: the parent then reads whole steps of them where they lie, and only the
+  /// last, padded step goes through the buffer (one copy of every record fewer).
   void fill_leaf(vertex& x) {
+    if (keys_in_place_ && x.remaining >= step) {
+      const std::uint64_t whole = min_u64(x.remaining / step * step, buffer_records);
+      x.keys = reinterpret_cast<const std::uint64_t*>(x.next);
+      x.next += whole * record_bytes;
+      x.remaining -= whole;
+      x.pos = 0;
+      x.len = static_cast<std::uint32_t>(whole);
+      x.done = x.remaining == 0;
+      return;
+    }
+    x.keys = x.buffer;
     std::uint32_t n = 0;
     const std::byte* src = x.next;
     while (n < buffer_records && x.remaining != 0) {
@@ -375,7 +394,7 @@ class merge_tree {
           b.v[j] = _mm512_setzero_si512();
         }
       }
-      store_block(x.keys + n, has_values ? x.values + n : nullptr, b);
+      store_block(x.buffer + n, has_values ? x.values + n : nullptr, b);
       src += r * record_bytes;
       x.remaining -= r;
       n += step;
@@ -416,7 +435,7 @@ class merge_tree {
       } else if (a_has || b_has) {
         n = merge_one(a_has ? a : b, x, n, carry);
       } else {
-        store_block(x.keys + n, has_values ? x.values + n : nullptr, carry);
+        store_block(x.buffer + n, has_values ? x.values + n : nullptr, carry);
         n += step;
         x.done = true;
         break;
@@ -443,7 +462,7 @@ class merge_tree {
                                                : nullptr;
       step_block low;
       merge_blocks<has_values>(carry, load_block(keys, values), low);
-      store_block(x.keys + n, has_values ? x.values + n : nullptr, low);
+      store_block(x.buffer + n, has_values ? x.values + n : nullptr, low);
       ia += take_a ? step : 0;
       ib += take_a ? 0 : step;
       n += step;
@@ -461,7 +480,7 @@ class merge_tree {
       merge_blocks<has_values>(
           carry,
           load_block(only.keys + only.pos, has_values ? only.values + only.pos : nullptr), low);
-      store_block(x.keys + n, has_values ? x.values + n : nullptr, low);
+      store_block(x.buffer + n, has_values ? x.values + n : nullptr, low);
       only.pos += step;
       n += step;
     }
@@ -516,6 +535,7 @@ class merge_tree {
   __m512i float_;
   __m512i order_;
   __m512i padding_;
+  bool keys_in_place_;  ///< unsigned 64-bit keys, ascending: records are normalized keys
   __m512i last_key_ = _mm512_setzero_si512();  ///< lane 7: the last key written
   std::uint32_t root_ = 0;
 };
