@@ -1,10 +1,12 @@
 // The vector merge: a multiway merge of runs of 64-bit keys, alone or with a 64-bit payload,
 // built as a tree of two-way merges whose every step merges 32 records (four vectors; sixteen,
-// two vectors, where a payload travels in vectors of its own) with an AVX-512 bitonic network. Records that are a 32-bit key travel as one 64-bit word each,
-// the key in its upper half. (32-bit keys with a 4-byte payload repeat too often for it: among
-// 2^25 uniform keys one record in 128 has an equal neighbour, and the loser tree merged them
-// faster on the development VM.) Each tree node writes a small buffer that its parent reads, so
-// all levels run out of the L2 cache and the runs are read once, the output written once.
+// two vectors, where a payload travels in vectors of its own) with an AVX-512 bitonic network.
+// Records that are a 32-bit key travel as one 64-bit word each, the key in its upper half.
+// (32-bit keys with a 4-byte payload repeat too often for it: among 2^25 uniform keys one
+// record in 128 has an equal neighbour, and the loser tree merged them faster on the
+// development VM.) Each tree node writes a small buffer that its parent reads, so all levels
+// run out of the L2 cache and the runs are read once, the output written once (unsigned 64-bit
+// keys merged ascending are read where they lie, without a leaf's buffer).
 //
 // A loser tree pays a chain of dependent, unpredictable compares per level for every record;
 // the network pays a few cycles per record and level (about 1.1 ns on the GPU machine's cores),
