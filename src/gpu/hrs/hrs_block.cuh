@@ -24,6 +24,48 @@ __device__ __forceinline__ std::uint32_t digit_of(Key key, unsigned shift) {
 }
 
 /**
+ * A key block read in 16-byte vectors (a quarter of the load instructions of 32-bit keys): the
+ * whole aligned vectors, and the few keys before the first (head) and after the last (tail),
+ * which the first threads read one each. The order in which a thread block reads its keys does
+ * not matter to a histogram or to an unstable partition.
+ */
+template <typename Key>
+struct vector_block {
+  static constexpr int per_vector = static_cast<int>(sizeof(uint4) / sizeof(Key));
+  const Key* keys;
+  std::uint32_t count;
+  std::uint32_t head;     ///< keys before the first vector
+  std::uint32_t vectors;  ///< whole vectors
+  std::uint32_t tail;     ///< the first key after them
+
+  __device__ __forceinline__ vector_block(const Key* first, std::uint32_t n) : keys(first), count(n) {
+    const auto misalign = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(first) % 16);
+    const std::uint32_t before = (16u - misalign) % 16u / static_cast<std::uint32_t>(sizeof(Key));
+    head = before < n ? before : n;
+    vectors = (n - head) / per_vector;
+    tail = head + vectors * per_vector;
+  }
+  /// Vector v (below `vectors`).
+  __device__ __forceinline__ uint4 vector(std::uint32_t v) const {
+    return reinterpret_cast<const uint4*>(keys + head)[v];
+  }
+  /// The index of element e of vector v.
+  __device__ __forceinline__ std::uint32_t index(std::uint32_t v, int e) const {
+    return head + v * per_vector + static_cast<std::uint32_t>(e);
+  }
+  /// The index of the head or tail key that thread t reads, or `count` where it reads none.
+  __device__ __forceinline__ std::uint32_t edge(unsigned t) const {
+    if (t < head) return t;
+    const std::uint32_t i = tail + (t - head);
+    return i < count ? i : count;
+  }
+  /// The keys of a vector.
+  __device__ __forceinline__ static void unpack(const uint4& word, Key (&out)[per_vector]) {
+    __builtin_memcpy(out, &word, sizeof(word));
+  }
+};
+
+/**
  * The lanes of the calling warp whose `label` (its low LabelBits bits) equals this lane's.
  * One ballot per bit; every lane of the warp must call it.
  */
@@ -121,14 +163,13 @@ __device__ __forceinline__ T exclusive_scan(T x, Op op, T identity, T* scratch, 
   const T inclusive = warp_inclusive_scan(x, op);
   if (lane_id() == warp_threads - 1) scratch[warp_id()] = inclusive;
   __syncthreads();
-  T before = identity;  // reduction of the earlier warps
+  // Every warp scans the warps' totals itself (a shuffle scan, not a loop of shared loads).
+  const unsigned warps = warp_count();
+  const T warp_totals = warp_inclusive_scan(lane_id() < warps ? scratch[lane_id()] : identity, op);
   const unsigned w = warp_id();
-  for (unsigned i = 0; i < w; ++i) before = op(before, scratch[i]);
-  if (total != nullptr) {
-    T all = identity;
-    for (unsigned i = 0; i < warp_count(); ++i) all = op(all, scratch[i]);
-    *total = all;
-  }
+  const T earlier = __shfl_sync(full_mask, warp_totals, w == 0 ? 0 : w - 1);
+  const T before = w == 0 ? identity : earlier;  // reduction of the earlier warps
+  if (total != nullptr) *total = __shfl_sync(full_mask, warp_totals, warps - 1);
   T in_warp = __shfl_up_sync(full_mask, inclusive, 1);
   if (lane_id() == 0) in_warp = identity;
   __syncthreads();  // scratch may be reused at once
@@ -139,15 +180,21 @@ __device__ __forceinline__ T exclusive_scan(T x, Op op, T identity, T* scratch, 
  * In-place exclusive prefix sum of the counters a[0..count) in shared memory, for any block
  * size: each thread takes a run of consecutive counters. Returns the sum to all threads.
  * `scratch` holds one T per warp. Every thread calls it; the caller synchronizes before (the
- * counters are complete) and this synchronizes after (the prefixes are visible).
+ * counters are complete) and this synchronizes after (the prefixes are visible). With `over`,
+ * the same barrier also tells every thread whether any counter exceeded `limit`.
  */
 template <typename T>
-__device__ __forceinline__ T exclusive_sum(T* a, unsigned count, T* scratch) {
+__device__ __forceinline__ T exclusive_sum(T* a, unsigned count, T* scratch, T limit = 0,
+                                           bool* over = nullptr) {
   const unsigned per = (count + blockDim.x - 1) / blockDim.x;
   const unsigned begin = threadIdx.x * per < count ? threadIdx.x * per : count;
   const unsigned end = begin + per < count ? begin + per : count;
   T sum = 0;
-  for (unsigned i = begin; i < end; ++i) sum += a[i];
+  bool above = false;
+  for (unsigned i = begin; i < end; ++i) {
+    sum += a[i];
+    above |= a[i] > limit;
+  }
   T total = 0;
   T prefix = exclusive_scan(sum, op_sum{}, T{0}, scratch, &total);
   for (unsigned i = begin; i < end; ++i) {
@@ -155,7 +202,8 @@ __device__ __forceinline__ T exclusive_sum(T* a, unsigned count, T* scratch) {
     a[i] = prefix;
     prefix += c;
   }
-  __syncthreads();
+  if (over != nullptr) *over = __syncthreads_or(above) != 0;
+  else __syncthreads();
   return total;
 }
 

@@ -164,20 +164,28 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
 }
 
 /**
- * Histogram of round `round`'s digit for every key block (section 4.3): each thread reduces its
- * digits in registers first (a sorting network over groups of 8, then one shared atomic per run
- * of equal digits), so that skewed inputs do not serialize on one counter. The block's histogram
- * is stored for the scatter; the bucket's histogram and its smallest and largest key are
- * accumulated in shared memory while consecutive key blocks belong to the same bucket and added
- * to device memory with one atomic per digit when the bucket changes.
+ * Histogram of round `round`'s digit for every key block (section 4.3). The keys are read in
+ * 16-byte vectors (the block's unaligned first and last few keys one at a time): the order of
+ * the keys does not matter to a histogram, and a quarter of the load instructions keeps the
+ * kernel at the memory's pace for 32-bit keys. Counting takes one shared atomic per key while the
+ * thread block's last key block had no crowded digit; after a crowded one (and for the first key
+ * block of a thread block), each thread first reduces its digits in registers (a sorting network
+ * over groups of 8, then one atomic per run of equal digits), so that skewed inputs do not
+ * serialize on one counter. The block's histogram is stored for the scatter; the bucket's
+ * histogram is accumulated in shared memory while consecutive key blocks belong to the same
+ * bucket and added to device memory with one atomic per digit when the bucket changes, with the
+ * bucket's smallest and largest key in even rounds (the plan looks for all-equal buckets there).
  */
 template <typename Key, typename Value, typename Policy>
-__global__ void __launch_bounds__(Policy::max_counting_threads)
+__global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogram_blocks_per_sm)
     histogram_kernel(sort_args<Key, Value> a, int round) {
   const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int group = kpt < 8 ? kpt : 8;
   static_assert(kpt % group == 0 && (group & (group - 1)) == 0);
+  constexpr int per_vector = block::vector_block<Key>::per_vector;
+  constexpr int vectors = kpt / per_vector;  // per thread
+  static_assert(kpt % per_vector == 0);
   __shared__ std::uint32_t hist[radix];
   __shared__ std::uint32_t acc[radix];
   __shared__ std::uint64_t scratch[Policy::max_counting_threads / warp_threads];
@@ -185,11 +193,12 @@ __global__ void __launch_bounds__(Policy::max_counting_threads)
   const block_range range = range_of_grid_block(a.ws.ctr->blocks[round]);
   if (range.first == range.last) return;
   const int parity = round & 1;
+  const bool extremes = parity == 0;
   const unsigned shift = round_shift<Key>(round);
   const Key* src = a.keys[parity];
   for (unsigned t = threadIdx.x; t < radix; t += threads) acc[t] = 0;
-  std::uint64_t key_min = ~std::uint64_t{0};
-  std::uint64_t key_max = 0;
+  Key key_min = ~Key{0};
+  Key key_max = 0;
   std::uint32_t current = ~0u;
 
   // Adds the accumulated histogram and extremes to bucket `b` (every thread calls it).
@@ -200,64 +209,97 @@ __global__ void __launch_bounds__(Policy::max_counting_threads)
                   static_cast<unsigned long long>(acc[t]));
       acc[t] = 0;
     }
-    const std::uint64_t lo = block::all_reduce(key_min, block::op_min{}, scratch);
-    const std::uint64_t hi = block::all_reduce(key_max, block::op_max{}, scratch);
+    if (!extremes) return;
+    const std::uint64_t lo = block::all_reduce(std::uint64_t{key_min}, block::op_min{}, scratch);
+    const std::uint64_t hi = block::all_reduce(std::uint64_t{key_max}, block::op_max{}, scratch);
     if (threadIdx.x == 0) {
       auto* entry = &a.ws.buckets[parity][b];
       atomicMin(reinterpret_cast<unsigned long long*>(&entry->min_key), lo);
       atomicMax(reinterpret_cast<unsigned long long*>(&entry->max_key), hi);
     }
-    key_min = ~std::uint64_t{0};
+    key_min = ~Key{0};
     key_max = 0;
   };
+  auto note = [&](Key key, auto with_extremes) {
+    if constexpr (decltype(with_extremes)::value) {
+      key_min = key < key_min ? key : key_min;
+      key_max = key > key_max ? key : key_max;
+    }
+  };
 
-  for (std::uint32_t b = range.first; b < range.last; ++b) {
-    const key_block blk = a.ws.blocks[parity][b];
-    if (blk.bucket != current) {
-      if (current != ~0u) flush(current);
-      current = blk.bucket;
-    }
-    // Thread t zeroes and later reads hist[t] itself: no barrier between its read of the last
-    // block and this store; the barrier below orders the store before everyone's atomics.
-    for (unsigned t = threadIdx.x; t < radix; t += threads) hist[t] = 0;
-    __syncthreads();
-    std::uint32_t digits[kpt];
-#pragma unroll
-    for (int i = 0; i < kpt; ++i) {
-      const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
-      if (idx < blk.count) {
-        const Key key = src[blk.offset + idx];
-        digits[i] = block::digit_of(key, shift);
-        key_min = key < key_min ? key : key_min;
-        key_max = key > key_max ? key : key_max;
-      } else {
-        digits[i] = radix;  // sorts last, counted nowhere
+  // Two copies of the loop: odd rounds keep no extremes, at no cost in the loop.
+  auto count_blocks = [&](auto with_extremes) {
+    bool crowded = true;  // this thread's digits of the last key block: one held too many keys
+    for (std::uint32_t b = range.first; b < range.last; ++b) {
+      const key_block blk = a.ws.blocks[parity][b];
+      if (blk.bucket != current) {
+        if (current != ~0u) flush(current);
+        current = blk.bucket;
       }
-    }
-    block::sort_groups<group>(digits);
+      // Thread t zeroes and later reads hist[t] itself: no barrier between its read of the last
+      // block and this store; the barrier orders the store before everyone's atomics, and votes
+      // on the last block's skew.
+      for (unsigned t = threadIdx.x; t < radix; t += threads) hist[t] = 0;
+      const bool reduce_first = __syncthreads_or(crowded) != 0;
+
+      const block::vector_block<Key> span(src + blk.offset, blk.count);
+      std::uint32_t digits[kpt];
 #pragma unroll
-    for (int g = 0; g < kpt; g += group) {
-      std::uint32_t run = 1;
+      for (int i = 0; i < vectors; ++i) {
+        const std::uint32_t v = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+        if (v < span.vectors) {
+          Key vk[per_vector];
+          span.unpack(span.vector(v), vk);
 #pragma unroll
-      for (int i = 0; i < group; ++i) {
-        const std::uint32_t d = digits[g + i];
-        const std::uint32_t next =
-            i + 1 < group ? digits[g + i + 1 < kpt ? g + i + 1 : g + i] : radix + 1;
-        if (next != d) {
-          if (d < radix) atomicAdd(&hist[d], run);
-          run = 1;
+          for (int e = 0; e < per_vector; ++e) {
+            digits[i * per_vector + e] = block::digit_of(vk[e], shift);
+            note(vk[e], with_extremes);
+          }
         } else {
-          ++run;
+#pragma unroll
+          for (int e = 0; e < per_vector; ++e) digits[i * per_vector + e] = radix;  // no key
         }
       }
+      if (const std::uint32_t e = span.edge(threadIdx.x); e < blk.count) {
+        const Key key = span.keys[e];
+        atomicAdd(&hist[block::digit_of(key, shift)], 1u);
+        note(key, with_extremes);
+      }
+      if (reduce_first) {
+        block::sort_groups<group>(digits);
+#pragma unroll
+        for (int g = 0; g < kpt; g += group) {
+          std::uint32_t run = 1;
+#pragma unroll
+          for (int i = 0; i < group; ++i) {
+            const std::uint32_t d = digits[g + i];
+            const std::uint32_t next =
+                i + 1 < group ? digits[g + i + 1 < kpt ? g + i + 1 : g + i] : radix + 1;
+            if (next != d) {
+              if (d < radix) atomicAdd(&hist[d], run);
+              run = 1;
+            } else {
+              ++run;
+            }
+          }
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < kpt; ++i)
+          if (digits[i] < radix) atomicAdd(&hist[digits[i]], 1u);
+      }
+      __syncthreads();
+      crowded = false;
+      for (unsigned t = threadIdx.x; t < radix; t += threads) {
+        const std::uint32_t c = hist[t];
+        a.ws.block_hist[std::uint64_t{b} * radix + t] = c;
+        acc[t] += c;
+        crowded |= c * a.skew_divisor > blk.count;
+      }
     }
-    __syncthreads();
-    for (unsigned t = threadIdx.x; t < radix; t += threads) {
-      const std::uint32_t c = hist[t];
-      a.ws.block_hist[std::uint64_t{b} * radix + t] = c;
-      acc[t] += c;
-    }
-  }
+  };
+  if (parity == 0) count_blocks(std::true_type{});
+  else count_blocks(std::false_type{});
   flush(current);
 }
 
@@ -466,17 +508,20 @@ __device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words
  * chunk of every sub-bucket with one atomic per (block, sub-bucket) from its stored histogram,
  * partitions its keys in shared memory (one shared atomic per key, or per warp and digit when
  * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
- * The block's keys are loaded first, so that their latency overlaps the reservation. Thread
- * blocks take the window's key blocks in turn (its b-th by thread block b mod grid), so that
+ * Each key block's entry and histogram are fetched while the thread block scatters the key
+ * block before it, and its keys are loaded first, so that their latency overlaps the
+ * reservation. Thread blocks take the window's key blocks in turn (its b-th by thread block b mod grid), so that
  * the key blocks of one bucket are scattered at the same time and each sub-bucket fills from
  * few write fronts that stay in L2. Pairs note each key's source index in the tile and fetch
  * the values, staged in shared memory, in tile order.
  */
 template <typename Key, typename Value, typename Policy>
-__global__ void __launch_bounds__(Policy::max_counting_threads, 2)
+__global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_blocks_per_sm)
     scatter_kernel(sort_args<Key, Value> a, int round, block_window window) {
   const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
+  constexpr int per_vector = block::vector_block<Key>::per_vector;
+  static_assert(kpt % per_vector == 0);
   const std::uint32_t kpb = a.keys_per_block;
   extern __shared__ uint4 smem[];
   Key* tile = reinterpret_cast<Key*>(smem);
@@ -491,6 +536,7 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
   __shared__ std::uint32_t s_local[radix];  // first position of each digit in the tile
   __shared__ std::uint32_t s_fill[radix];
   __shared__ std::uint64_t s_delta[radix];  // destination index - tile position
+  __shared__ std::uint32_t s_fetched[2][radix];  // this key block's histogram and the next one's
   __shared__ std::uint32_t scratch[Policy::max_counting_threads / warp_threads];
 
   const std::uint32_t total =
@@ -503,24 +549,69 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
   Key* dst = a.keys[next];
   for (unsigned e = threadIdx.x; e < words; e += threads) match_words[e] = 0;
 
-  for (std::uint32_t b = window.first + blockIdx.x; b < total; b += gridDim.x) {
-    const key_block blk = a.ws.blocks[parity][b];
-    if (a.ws.buckets[parity][blk.bucket].done) continue;
-    // The keys first: their loads are in flight while the block reserves its chunks.
+  // A key block's entry and its histogram are fetched while the key block before it is
+  // scattered: each takes a trip to memory that the block would otherwise wait for.
+  auto fetch_histogram = [&](std::uint32_t b, int buffer) {
+    for (unsigned t = threadIdx.x; t < radix; t += threads)
+      __pipeline_memcpy_async(&s_fetched[buffer][t], &a.ws.block_hist[std::uint64_t{b} * radix + t],
+                              sizeof(std::uint32_t));
+    __pipeline_commit();
+  };
+  const std::uint32_t first_block = window.first + blockIdx.x;
+  key_block upcoming = a.ws.blocks[parity][first_block];
+  bool upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+  fetch_histogram(first_block, 0);
+  int buffer = 0;
+  for (std::uint32_t b = first_block; b < total; b += gridDim.x, buffer ^= 1) {
+    const key_block blk = upcoming;
+    const bool done = upcoming_done;  // all of the bucket's keys are equal and in place
+    const bool more = b + gridDim.x < total;
+    if (more) {
+      upcoming = a.ws.blocks[parity][b + gridDim.x];
+      fetch_histogram(b + gridDim.x, buffer ^ 1);
+    } else {
+      __pipeline_commit();  // an empty group: the wait below always leaves the newest one
+    }
+    if (done) {
+      if (more) upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+      __pipeline_wait_prior(1);  // its histogram's buffer takes a later key block's
+      continue;
+    }
+    // The keys first: their loads are in flight while the block reserves its chunks. Item i
+    // of a thread is element i % per_vector of its (i / per_vector)-th vector; its head or
+    // tail key, if any, comes after them.
+    const block::vector_block<Key> span(src + blk.offset, blk.count);
+    auto index_of = [&](int i) {
+      const std::uint32_t v = static_cast<std::uint32_t>(i / per_vector) * threads + threadIdx.x;
+      return v < span.vectors ? span.index(v, i % per_vector) : blk.count;
+    };
     Key keys[kpt];
 #pragma unroll
-    for (int i = 0; i < kpt; ++i) {
-      const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
-      keys[i] = idx < blk.count ? src[blk.offset + idx] : Key{0};
+    for (int i = 0; i < kpt / per_vector; ++i) {
+      const std::uint32_t v = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+      Key vk[per_vector] = {};
+      if (v < span.vectors) span.unpack(span.vector(v), vk);
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e) keys[i * per_vector + e] = vk[e];
     }
-    __syncthreads();  // the last block's write-out has read the tile, s_delta and the stage
+    const std::uint32_t edge = span.edge(threadIdx.x);
+    const Key edge_key = edge < blk.count ? span.keys[edge] : Key{0};
+    __pipeline_wait_prior(1);  // this key block's histogram, not the next one's
+    // The last block's write-out has read the tile, s_delta and the stage, and every thread's
+    // part of the histogram is in.
+    __syncthreads();
+    // The next key block's entry has arrived by now: its flag has the rest of this one to come.
+    if (more) upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
     if constexpr (has_values<Value>) {
+      // Copied asynchronously: the values are needed only by the write-out.
       const Value* vsrc = a.values[parity] + blk.offset;
-      for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) value_stage[i] = vsrc[i];
+      for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads)
+        __pipeline_memcpy_async(value_stage + i, vsrc + i, sizeof(Value));
+      __pipeline_commit();
     }
     bool crowded = false;  // a digit holds more than 1/skew_divisor of the block's keys
     for (unsigned t = threadIdx.x; t < radix; t += threads) {
-      const std::uint32_t c = a.ws.block_hist[std::uint64_t{b} * radix + t];
+      const std::uint32_t c = s_fetched[buffer][t];
       s_count[t] = c;
       s_local[t] = c;
       s_fill[t] = 0;
@@ -536,23 +627,27 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
         s_delta[t] = atomicAdd(&cursors[t], static_cast<unsigned long long>(c)) - s_local[t];
     }
 
-    auto place = [&](int i, std::uint32_t idx, std::uint32_t position) {
-      tile[position] = keys[i];
+    auto place = [&](Key key, std::uint32_t idx, std::uint32_t position) {
+      tile[position] = key;
       if constexpr (has_values<Value>) index_tile[position] = static_cast<std::uint16_t>(idx);
     };
+    if (edge < blk.count) {
+      const std::uint32_t d = block::digit_of(edge_key, shift);
+      place(edge_key, edge, s_local[d] + atomicAdd(&s_fill[d], 1u));
+    }
     if (!skewed) {
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
-        const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+        const std::uint32_t idx = index_of(i);
         if (idx < blk.count) {
           const std::uint32_t d = block::digit_of(keys[i], shift);
-          place(i, idx, s_local[d] + atomicAdd(&s_fill[d], 1u));
+          place(keys[i], idx, s_local[d] + atomicAdd(&s_fill[d], 1u));
         }
       }
     } else {
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
-        const std::uint32_t idx = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+        const std::uint32_t idx = index_of(i);
         const bool valid = idx < blk.count;
         const std::uint32_t d = valid ? block::digit_of(keys[i], shift) : radix;
         const std::uint32_t peers = match_through_smem(warp_words, d, valid);
@@ -561,9 +656,10 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, 2)
         if (valid && static_cast<int>(block::lane_id()) == leader)
           first = atomicAdd(&s_fill[d], static_cast<std::uint32_t>(__popc(peers)));
         first = __shfl_sync(block::full_mask, first, leader);
-        if (valid) place(i, idx, s_local[d] + first + __popc(peers & block::lanes_below()));
+        if (valid) place(keys[i], idx, s_local[d] + first + __popc(peers & block::lanes_below()));
       }
     }
+    if constexpr (has_values<Value>) __pipeline_wait_prior(0);  // the staged values
     __syncthreads();
     for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) {
       const Key key = tile[i];
@@ -586,7 +682,9 @@ constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
   const std::size_t capacity = static_cast<std::size_t>(block_threads) * keys_per_thread;
   const std::size_t per_warp = static_cast<std::size_t>(block_threads / warp_threads) * radix * 4;
   const std::size_t indices = (capacity * sizeof(std::uint16_t) + 15) / 16 * 16;
-  std::size_t bytes = 2 * per_warp + 2 * capacity * sizeof(Key);  // counters, words, 2 tiles
+  // counters, words, 2 tiles (the second with a vector of slack: it mirrors the alignment of
+  // the keys in device memory)
+  std::size_t bytes = 2 * per_warp + 2 * capacity * sizeof(Key) + sizeof(uint4);
   if (has_values<Value>) bytes += indices + capacity * sizeof(Value);
   return bytes;
 }
@@ -626,9 +724,15 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
   std::uint32_t* counts = reinterpret_cast<std::uint32_t*>(smem);  // [warps][radix]
   std::uint32_t* match_words = counts + warps * radix;               // [warps][radix]
   Key* tile = reinterpret_cast<Key*>(match_words + warps * radix);
-  Key* incoming = tile + capacity;  // the block's next job, copied in while this one sorts
+  // The block's next job, copied in while this one sorts, at the alignment (mod 16 bytes) its
+  // keys have in device memory: up to one vector's worth of keys of slack before it.
+  Key* incoming = tile + capacity;
+  auto staged = [&](const Key* from) {
+    return incoming + reinterpret_cast<std::uintptr_t>(from) % sizeof(uint4) / sizeof(Key);
+  };
   const std::size_t index_bytes = (capacity * sizeof(std::uint16_t) + 15) / 16 * 16;
-  std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(incoming + capacity);
+  std::uint16_t* index_tile =
+      reinterpret_cast<std::uint16_t*>(incoming + capacity + block::vector_block<Key>::per_vector);
   Value* value_stage = reinterpret_cast<Value*>(
       reinterpret_cast<std::byte*>(index_tile) + index_bytes);
   __shared__ Key s_differ;  // all_or's word
@@ -665,8 +769,16 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
     if (j >= jobs) return;
     const local_job next = job_list[j];
     const Key* from = a.keys[next.buffer] + next.offset;
-    for (std::uint32_t p = threadIdx.x; p < next.size; p += blockDim.x)
-      __pipeline_memcpy_async(incoming + p, from + p, sizeof(Key));
+    // 16-byte copies (a quarter of the instructions of one per key), the few keys before the
+    // first aligned vector and after the last one singly.
+    const block::vector_block<Key> span(from, next.size);
+    Key* to = staged(from);
+    const auto* vectors_from = reinterpret_cast<const uint4*>(from + span.head);
+    auto* vectors_to = reinterpret_cast<uint4*>(to + span.head);
+    for (std::uint32_t v = threadIdx.x; v < span.vectors; v += blockDim.x)
+      __pipeline_memcpy_async(vectors_to + v, vectors_from + v, sizeof(uint4));
+    if (const std::uint32_t e = span.edge(threadIdx.x); e < next.size)
+      __pipeline_memcpy_async(to + e, from + e, sizeof(Key));
     __pipeline_commit();
   };
   copy_in(blockIdx.x);
@@ -679,14 +791,15 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
     std::uint32_t ranks[kpt];  // a key's place among its digit's (or its group's) keys
     __pipeline_wait_prior(0);
     __syncthreads();
-    const Key first = incoming[0];
+    const Key* job_keys = staged(a.keys[job.buffer] + job.offset);
+    const Key first = job_keys[0];
     Key differ = 0;
 #pragma unroll
     for (int i = 0; i < kpt; ++i) {
       const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
       index[i] = idx;
       if (idx < job.size) {
-        keys[i] = incoming[idx];
+        keys[i] = job_keys[idx];
         differ |= keys[i] ^ first;
       } else {
         keys[i] = ~Key{0};  // padding sorts after every key and is never written
@@ -697,8 +810,12 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
     differ = block::all_or(differ, &s_differ);
     copy_in(j + gridDim.x);
     if constexpr (pairs) {
+      // Copied asynchronously (waited for before the first barrier that precedes a read): the
+      // values are needed only by the last write.
       const Value* vsrc = a.values[job.buffer] + job.offset;
-      for (std::uint32_t i = threadIdx.x; i < job.size; i += blockDim.x) value_stage[i] = vsrc[i];
+      for (std::uint32_t i = threadIdx.x; i < job.size; i += blockDim.x)
+        __pipeline_memcpy_async(value_stage + i, vsrc + i, sizeof(Value));
+      __pipeline_commit();
     }
     // Keys that are all equal and already in keys[0] need no write.
     bool write_keys = differ != 0 || job.buffer != 0;
@@ -716,19 +833,17 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
       auto group_of = [&](Key key) {
         return static_cast<std::uint32_t>(key >> group_shift) & (groups - 1);
       };
-      // A group larger than rank_group_max gives some key a place of at least that much: the
-      // barrier after the atomics votes on it instead of searching the counters.
-      bool crowded = false;
 #pragma unroll
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
-        if (idx < job.size) {
-          ranks[i] = atomicAdd(&group_first[group_of(keys[i])], 1u);
-          crowded |= ranks[i] >= a.rank_group_max;
-        }
+        if (idx < job.size) ranks[i] = atomicAdd(&group_first[group_of(keys[i])], 1u);
       }
-      if (__syncthreads_or(crowded) == 0) {
-        block::exclusive_sum(group_first, groups + 1, scratch32);  // [groups] = job.size
+      __syncthreads();
+      // The scan's last barrier also votes on whether a group holds more than rank_group_max
+      // keys (a compare per counter, not per key); then the counters are discarded.
+      bool crowded = false;
+      block::exclusive_sum(group_first, groups + 1, scratch32, a.rank_group_max, &crowded);
+      if (!crowded) {  // group_first[groups] = job.size
 #pragma unroll
         for (int i = 0; i < kpt; ++i) {
           const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
@@ -738,6 +853,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
             if constexpr (pairs) index_tile[pos] = static_cast<std::uint16_t>(index[i]);
           }
         }
+        if constexpr (pairs) __pipeline_wait_prior(0);  // the staged values
         __syncthreads();
         // A key's place in its group: the group's keys smaller than it, and equal ones before it.
         for (std::uint32_t p = threadIdx.x; p < job.size; p += blockDim.x) {
@@ -745,10 +861,22 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
           const std::uint32_t g = group_of(key);
           const std::uint32_t first_in_group = group_first[g];
           const std::uint32_t end_of_group = group_first[g + 1];
+          // The kernel's hottest loop, over one to three keys mostly: unrolled (by 4, as the
+          // compiler would), its remainder's dispatch cost more than the comparisons.
           std::uint32_t rank = 0;
-          for (std::uint32_t j = first_in_group; j < end_of_group; ++j) {
-            const Key other = tile[j];
-            rank += (other < key || (other == key && j < p)) ? 1u : 0u;
+          if constexpr (sizeof(Key) == 4) {
+            // (key, position) as one 64-bit word: one wide comparison (two instructions) per
+            // group member instead of three and a select.
+            const std::uint64_t mine = std::uint64_t{key} << 32 | p;
+#pragma unroll 1
+            for (std::uint32_t j = first_in_group; j < end_of_group; ++j)
+              rank += (std::uint64_t{tile[j]} << 32 | j) < mine ? 1u : 0u;
+          } else {
+#pragma unroll 1
+            for (std::uint32_t j = first_in_group; j < end_of_group; ++j) {
+              const Key other = tile[j];
+              rank += (other < key || (other == key && j < p)) ? 1u : 0u;
+            }
           }
           dst[first_in_group + rank] = key;
           if constexpr (pairs)
@@ -759,9 +887,11 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
       } else {
         // Skewed: the LSD passes below; their match words must be zero again.
         for (unsigned e = lane; e < radix; e += warp_threads) warp_words[e] = 0;
+        if constexpr (pairs) __pipeline_wait_prior(0);  // the staged values
         __syncthreads();
       }
     } else if constexpr (pairs) {
+      __pipeline_wait_prior(0);
       __syncthreads();  // equal keys: the staged values, read by other threads, are complete
     }
 
