@@ -52,27 +52,28 @@ struct hrs_crossover {
 /// A crossover HRS never reaches: Onesweep for every chunk.
 inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 
-/// Measured with gpusort-bench-hrs on the H100 machine
-/// (tools/bench/results/2026-11-25-h100-hrs-groups, HRS time / CUB time, device-resident keys;
-/// sampled scatter rounds and top-digit concentration in parentheses):
-/// - 64-bit keys, 2^28: uniform 0.49 (2.12, 1.0), sorted 0.52 (2.00, 0.97), Zipf 0.93
-///   (2.08, 1.54), AND of 2 words 1.00 (2.68), of 3 1.38 (3.86), of 5 1.57 (7.0), all equal
-///   0.06 (0). 2^26: uniform 0.49, Zipf 1.05, AND 2 1.02, equal 0.08. 2^22: uniform 0.67
-///   (2.00), sorted 0.71, Zipf 1.82 (1.98, 1.51), AND 2 1.31 (1.94, 5.9), equal 0.40; 2^20:
-///   uniform 0.95, so the crossover stays at 2^22. At 2^22 the rounds do not tell uniform from
-///   AND 2 or Zipf; the top digit's concentration does.
-/// - 32-bit keys: uniform 0.88 at 2^28, 0.89 at 2^26, 1.06 at 2^24, 1.23 at 2^22; sorted 0.95
-///   at 2^28 but 1.11 at 2^26 (the same rounds and concentration as uniform keys), hence even
-///   keys from 2^27 on; every skewed distribution loses (1.3-1.8: Zipf concentration 1.5, AND
-///   of 2 5.9); all equal wins (0.86 at 2^22, 0.17 at 2^26, 0.13 at 2^28). Larger chunks
-///   (tools/bench/results/2026-11-27-h100x2-first-round/hrs-u32-sizes.txt): uniform 0.97 and
-///   sorted 0.98 at 2^29, but 1.30 and 1.50 at 2^30, 1.30 and 1.53 at 2^31: from about
-///   9216 x 2^16 keys (the local threshold times the buckets of two rounds) the buckets need a
-///   third round. 64-bit keys keep their margin there (2^31 uniform: 0.70).
-/// - Pairs (auto gives records with a payload to Onesweep anyway): HRS is 1.67x faster for
-///   uniform 64/64 pairs but slower for skewed ones and for 32/32 pairs (1.17): never.
+/// Measured with gpusort-bench-hrs on the H100 machine (HRS time / CUB time, device-resident
+/// keys; sampled scatter rounds and top-digit concentration in parentheses), last in
+/// tools/bench/results/2026-11-27-h100-hrs-vectors (`sweep.csv`, `bench.csv`):
+/// - 64-bit keys, 2^28: uniform 0.46, sorted 0.51, Zipf 0.93, AND of 2 words 1.02 (2.68), of
+///   3 1.38 (3.86), all equal 0.06. 2^26: uniform 0.48, Zipf 1.05, AND 2 1.03; 2^22: uniform
+///   0.65, Zipf 1.76 (1.98, 1.51), AND 2 1.32 (1.94, 5.9), equal 0.40; 2^20: uniform 1.00, so
+///   the crossover stays at 2^22. At 2^22 the rounds do not tell uniform from AND 2 or Zipf; the
+///   top digit's concentration does.
+/// - 32-bit keys: uniform 0.77 at 2^28, 0.81 at 2^26, 0.97 at 2^24; sorted 0.97 at 2^28, 1.03
+///   at 2^26 (the same rounds and concentration as uniform keys), 1.11 at 2^24: even keys from
+///   2^26 on; every skewed distribution loses (1.2-1.5 at 2^28: Zipf concentration 1.5, AND of
+///   2 5.9); all equal wins (0.29 at 2^24, 0.11 at 2^28; 1.39 at 2^22). Larger chunks
+///   (tools/bench/results/2026-11-27-h100x2-first-round/hrs-u32-sizes.txt, an earlier build):
+///   uniform 0.97 and sorted 0.98 at 2^29, but 1.30 and 1.50 at 2^30, 1.30 and 1.53 at 2^31:
+///   from about 9216 x 2^16 keys (the local threshold times the buckets of two rounds) the
+///   buckets need a third round. 64-bit keys keep their margin there (2^31 uniform: 0.70).
+/// - Pairs (key + record index or value): HRS is faster on evenly spread ones (64/64 0.46 at
+///   2^27, 0.43-0.68 from 2^20 to 2^26; 32/32 0.89 at 2^28, 0.92 at 2^26), but it leaves equal
+///   keys in no particular order, and gpusort keeps records with equal keys in input order
+///   unless told --algorithm hrs: records with a payload stay with Onesweep.
 inline constexpr hrs_crossover hrs_crossovers[] = {
-    {4, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 27, std::uint64_t{9216} << 16, 2.4,
+    {4, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 26, std::uint64_t{9216} << 16, 2.4,
      hrs_never, 1.2},
     {8, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 22, hrs_never, 2.4,
      std::uint64_t{1} << 27, 1.2},

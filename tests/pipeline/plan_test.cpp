@@ -565,14 +565,14 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
       {8, 1ull << 22, 2.5, 1.0, onesweep},
       {8, 1ull << 32, 2.5, 1.0, onesweep},
       {8, 1ull << 32, 7.0, 1.0, onesweep},
-      // 32-bit: few distinct keys from 2^22 on; evenly spread keys from 2^27 up to 9216 x 2^16
+      // 32-bit: few distinct keys from 2^22 on; evenly spread keys from 2^26 up to 9216 x 2^16
       // (then a third round: 2^30 uniform measured 1.30x slower), only if spread evenly.
       {4, (1ull << 22) - 1, 0.0, 256.0, onesweep},
       {4, 1ull << 22, 0.0, 256.0, hrs},
       {4, 1ull << 28, 1.0, 1.0, hrs},
       {4, 1ull << 22, 2.0, 1.0, onesweep},
-      {4, (1ull << 27) - 1, 2.0, 1.0, onesweep},
-      {4, 1ull << 27, 2.0, 1.0, hrs},
+      {4, (1ull << 26) - 1, 2.0, 1.0, onesweep},
+      {4, 1ull << 26, 2.0, 1.0, hrs},
       {4, 1ull << 28, 2.1, 0.97, hrs},
       {4, 1ull << 28, 2.1, 1.5, onesweep},
       {4, 1ull << 32, 2.1, 1.4, onesweep},

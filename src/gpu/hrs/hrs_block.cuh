@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include <cuda_pipeline.h>
+
 #include "gpu/hrs/hrs_tuning.cuh"
 
 namespace gpusort::gpu::hrs::block {
@@ -64,6 +66,29 @@ struct vector_block {
     __builtin_memcpy(out, &word, sizeof(word));
   }
 };
+
+/// Where copy_to_shared puts element 0 of `from` in a shared buffer that starts at `base`: at
+/// the alignment (mod 16 bytes) it has in device memory, so that whole vectors copy as vectors.
+/// The buffer holds 16 bytes more than the elements.
+template <typename T>
+__device__ __forceinline__ T* staged_in(T* base, const T* from) {
+  return base + reinterpret_cast<std::uintptr_t>(from) % sizeof(uint4) / sizeof(T);
+}
+
+/// Starts copying from[0..n) to staged_in(base, from) (cp.async, 16 bytes at a time where whole
+/// vectors lie, a quarter of the instructions of one element at a time for 32-bit elements).
+/// Every thread of the block calls it; the caller commits and waits.
+template <typename T>
+__device__ __forceinline__ void copy_to_shared(T* base, const T* from, std::uint32_t n) {
+  const vector_block<T> span(from, n);
+  T* to = staged_in(base, from);
+  const auto* from_vectors = reinterpret_cast<const uint4*>(from + span.head);
+  auto* to_vectors = reinterpret_cast<uint4*>(to + span.head);
+  for (std::uint32_t v = threadIdx.x; v < span.vectors; v += blockDim.x)
+    __pipeline_memcpy_async(to_vectors + v, from_vectors + v, sizeof(uint4));
+  if (const std::uint32_t e = span.edge(threadIdx.x); e < n)
+    __pipeline_memcpy_async(to + e, from + e, sizeof(T));
+}
 
 /**
  * The lanes of the calling warp whose `label` (its low LabelBits bits) equals this lane's.

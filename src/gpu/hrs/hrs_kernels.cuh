@@ -482,7 +482,8 @@ constexpr std::size_t scatter_smem_bytes(int block_threads, int keys_per_thread)
   const std::size_t kpb = static_cast<std::size_t>(block_threads) * keys_per_thread;
   const std::size_t words = static_cast<std::size_t>(block_threads / warp_threads) * (radix + 1);
   std::size_t bytes = (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16;
-  if (has_values<Value>) bytes += (kpb * sizeof(std::uint16_t) + 15) / 16 * 16 + kpb * sizeof(Value);
+  if (has_values<Value>)  // the values with a vector of slack (block::staged_in)
+    bytes += (kpb * sizeof(std::uint16_t) + 15) / 16 * 16 + kpb * sizeof(Value) + sizeof(uint4);
   return bytes;
 }
 
@@ -602,12 +603,12 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
     __syncthreads();
     // The next key block's entry has arrived by now: its flag has the rest of this one to come.
     if (more) upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+    const Value* block_values = nullptr;  // pairs: in value_stage, once the copy below is in
     if constexpr (has_values<Value>) {
       // Copied asynchronously: the values are needed only by the write-out.
-      const Value* vsrc = a.values[parity] + blk.offset;
-      for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads)
-        __pipeline_memcpy_async(value_stage + i, vsrc + i, sizeof(Value));
+      block::copy_to_shared(value_stage, a.values[parity] + blk.offset, blk.count);
       __pipeline_commit();
+      block_values = block::staged_in(value_stage, a.values[parity] + blk.offset);
     }
     bool crowded = false;  // a digit holds more than 1/skew_divisor of the block's keys
     for (unsigned t = threadIdx.x; t < radix; t += threads) {
@@ -667,7 +668,7 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
       // Unsigned address arithmetic: round 0's cursors may reach another allocation (another
       // GPU's, through unified addressing) as an index from dst modulo 2^64.
       *reinterpret_cast<Key*>(reinterpret_cast<std::uintptr_t>(dst) + to * sizeof(Key)) = key;
-      if constexpr (has_values<Value>) a.values[next][to] = value_stage[index_tile[i]];
+      if constexpr (has_values<Value>) a.values[next][to] = block_values[index_tile[i]];
     }
   }
 }
@@ -685,7 +686,7 @@ constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
   // counters, words, 2 tiles (the second with a vector of slack: it mirrors the alignment of
   // the keys in device memory)
   std::size_t bytes = 2 * per_warp + 2 * capacity * sizeof(Key) + sizeof(uint4);
-  if (has_values<Value>) bytes += indices + capacity * sizeof(Value);
+  if (has_values<Value>) bytes += indices + capacity * sizeof(Value) + sizeof(uint4);
   return bytes;
 }
 
@@ -724,8 +725,9 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
   std::uint32_t* counts = reinterpret_cast<std::uint32_t*>(smem);  // [warps][radix]
   std::uint32_t* match_words = counts + warps * radix;               // [warps][radix]
   Key* tile = reinterpret_cast<Key*>(match_words + warps * radix);
-  // The block's next job, copied in while this one sorts, at the alignment (mod 16 bytes) its
-  // keys have in device memory: up to one vector's worth of keys of slack before it.
+  // The block's next job, copied in while this one sorts (block::copy_to_shared). Where its
+  // first key lands is block::staged_in's formula, spelled out: calling it made ptxas spill 28
+  // bytes instead of 4 in the 32-bit keys' kernel, and their local sorts 13% slower (H100).
   Key* incoming = tile + capacity;
   auto staged = [&](const Key* from) {
     return incoming + reinterpret_cast<std::uintptr_t>(from) % sizeof(uint4) / sizeof(Key);
@@ -768,17 +770,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
   auto copy_in = [&](std::uint32_t j) {
     if (j >= jobs) return;
     const local_job next = job_list[j];
-    const Key* from = a.keys[next.buffer] + next.offset;
-    // 16-byte copies (a quarter of the instructions of one per key), the few keys before the
-    // first aligned vector and after the last one singly.
-    const block::vector_block<Key> span(from, next.size);
-    Key* to = staged(from);
-    const auto* vectors_from = reinterpret_cast<const uint4*>(from + span.head);
-    auto* vectors_to = reinterpret_cast<uint4*>(to + span.head);
-    for (std::uint32_t v = threadIdx.x; v < span.vectors; v += blockDim.x)
-      __pipeline_memcpy_async(vectors_to + v, vectors_from + v, sizeof(uint4));
-    if (const std::uint32_t e = span.edge(threadIdx.x); e < next.size)
-      __pipeline_memcpy_async(to + e, from + e, sizeof(Key));
+    block::copy_to_shared(incoming, a.keys[next.buffer] + next.offset, next.size);
     __pipeline_commit();
   };
   copy_in(blockIdx.x);
@@ -812,9 +804,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
     if constexpr (pairs) {
       // Copied asynchronously (waited for before the first barrier that precedes a read): the
       // values are needed only by the last write.
-      const Value* vsrc = a.values[job.buffer] + job.offset;
-      for (std::uint32_t i = threadIdx.x; i < job.size; i += blockDim.x)
-        __pipeline_memcpy_async(value_stage + i, vsrc + i, sizeof(Value));
+      block::copy_to_shared(value_stage, a.values[job.buffer] + job.offset, job.size);
       __pipeline_commit();
     }
     // Keys that are all equal and already in keys[0] need no write.
@@ -880,7 +870,8 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
           }
           dst[first_in_group + rank] = key;
           if constexpr (pairs)
-            a.values[0][job.offset + first_in_group + rank] = value_stage[index_tile[p]];
+            a.values[0][job.offset + first_in_group + rank] =
+                block::staged_in(value_stage, a.values[job.buffer] + job.offset)[index_tile[p]];
         }
         write_keys = false;  // and no LSD pass either
         differ = 0;
@@ -961,7 +952,9 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
         const std::uint32_t idx = base + static_cast<std::uint32_t>(i) * warp_threads;
         if (idx < job.size) {
           dst[idx] = keys[i];
-          if constexpr (pairs) a.values[0][job.offset + idx] = value_stage[index[i]];
+          if constexpr (pairs)
+            a.values[0][job.offset + idx] =
+                block::staged_in(value_stage, a.values[job.buffer] + job.offset)[index[i]];
         }
       }
     }
