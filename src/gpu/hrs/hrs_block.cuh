@@ -40,7 +40,8 @@ struct vector_block {
   std::uint32_t vectors;  ///< whole vectors
   std::uint32_t tail;     ///< the first key after them
 
-  __device__ __forceinline__ vector_block(const Key* first, std::uint32_t n) : keys(first), count(n) {
+  __device__ __forceinline__ vector_block(const Key* first, std::uint32_t n)
+      : keys(first), count(n) {
     const auto misalign = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(first) % 16);
     const std::uint32_t before = (16u - misalign) % 16u / static_cast<std::uint32_t>(sizeof(Key));
     head = before < n ? before : n;

@@ -511,10 +511,11 @@ __device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words
  * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
  * Each key block's entry and histogram are fetched while the thread block scatters the key
  * block before it, and its keys are loaded first, so that their latency overlaps the
- * reservation. Thread blocks take the window's key blocks in turn (its b-th by thread block b mod grid), so that
- * the key blocks of one bucket are scattered at the same time and each sub-bucket fills from
- * few write fronts that stay in L2. Pairs note each key's source index in the tile and fetch
- * the values, staged in shared memory, in tile order.
+ * reservation. Thread blocks take the window's key blocks in turn (its b-th by thread block b
+ * mod grid), so that the key blocks of one bucket are scattered at the same time and each
+ * sub-bucket fills from few write fronts that stay in L2. Pairs note each key's source index in
+ * the tile and fetch the values, copied into shared memory while the keys are partitioned, in
+ * tile order.
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_blocks_per_sm)
