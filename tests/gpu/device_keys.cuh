@@ -112,6 +112,21 @@ __global__ void pair_hash_kernel(const Key* keys, const Value* values, std::uint
   atomicAdd(sum, static_cast<unsigned long long>(local));
 }
 
+template <typename Key>
+__global__ void key_check_kernel(const Key* keys, std::uint64_t n, unsigned long long* sum,
+                                 unsigned long long* descents) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  std::uint64_t local = 0;
+  std::uint64_t local_descents = 0;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    local += mix64(std::uint64_t{keys[i]} * 0x9fb21c651e98df25ull);
+    if (i + 1 < n && keys[i + 1] < keys[i]) ++local_descents;
+  }
+  atomicAdd(sum, static_cast<unsigned long long>(local));
+  atomicAdd(descents, static_cast<unsigned long long>(local_descents));
+}
+
 inline constexpr int threads = 256;
 inline constexpr int max_blocks = 4096;
 
@@ -181,6 +196,30 @@ std::uint64_t pair_multiset_hash(const Key* keys, const Value* values, std::uint
   GPUSORT_CUDA_TRY(cudaMemcpyAsync(&out, d_scratch, sizeof out, cudaMemcpyDeviceToHost, stream));
   GPUSORT_CUDA_TRY(cudaStreamSynchronize(stream));
   return out;
+}
+
+/// What a sort without an oracle can be checked by: an order-free hash of the multiset of keys,
+/// and how many neighbours are out of order.
+struct key_check {
+  std::uint64_t multiset_hash = 0;
+  std::uint64_t descents = 0;  ///< i with keys[i + 1] < keys[i]
+};
+
+/// key_check of d_keys[0, n); `d_scratch` holds two u64. Synchronizes.
+template <typename Key>
+key_check check_keys(const Key* keys, std::uint64_t n, unsigned long long* d_scratch,
+                     cudaStream_t stream) {
+  GPUSORT_CUDA_TRY(cudaMemsetAsync(d_scratch, 0, 2 * sizeof(unsigned long long), stream));
+  if (n != 0) {
+    device_keys_detail::key_check_kernel<Key>
+        <<<device_keys_detail::grid_for(n), device_keys_detail::threads, 0, stream>>>(
+            keys, n, d_scratch, d_scratch + 1);
+    GPUSORT_CUDA_CHECK_LAUNCH();
+  }
+  unsigned long long out[2] = {};
+  GPUSORT_CUDA_TRY(cudaMemcpyAsync(out, d_scratch, sizeof out, cudaMemcpyDeviceToHost, stream));
+  GPUSORT_CUDA_TRY(cudaStreamSynchronize(stream));
+  return {out[0], out[1]};
 }
 
 }  // namespace gpusort::test

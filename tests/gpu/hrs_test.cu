@@ -448,6 +448,50 @@ TYPED_TEST(hrs_pairs_test, Large) {
     this->check((std::uint64_t{1} << 26) + 1, d);
 }
 
+// --- more than 2^32 keys ---------------------------------------------------------------------
+
+class hrs_beyond_32_bit_counts_test : public gpu_test {};
+
+/// More keys than a 32-bit count holds, where CUB's 32-bit count cannot be the oracle: the
+/// result must be in order and hold the same multiset of keys. 32-bit keys: their buckets
+/// still hold about 2^16 keys after two rounds, so the sort takes a third. Needs about 40 GB
+/// of device memory; skipped where there is less, and where GPUSORT_HRS_TEST_MAX_KEYS caps
+/// sizes.
+TEST_F(hrs_beyond_32_bit_counts_test, MoreThan2To32Keys) {
+  using Key = std::uint32_t;
+  if (std::getenv("GPUSORT_HRS_TEST_MAX_KEYS") != nullptr)
+    GTEST_SKIP() << "GPUSORT_HRS_TEST_MAX_KEYS caps the sizes";
+  const std::uint64_t n = (std::uint64_t{1} << 32) + (std::uint64_t{1} << 21) + 5;
+  gpu::stream stream(0);
+  cudaStream_t s = stream.get();
+  const gpu::hrs::device_shapes shapes = gpu::hrs::prepare<Key, no_value>(0, {});
+  const std::uint64_t ws =
+      gpu::hrs::workspace_bytes<Key, no_value>(n, {}, shapes.compute_capability);
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  GPUSORT_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::uint64_t needed = 2 * n * sizeof(Key) + ws + (std::uint64_t{1} << 30);
+  if (free_bytes < needed)
+    GTEST_SKIP() << needed << " bytes of device memory needed, " << free_bytes << " free";
+  gpu::device_buffer keys0(n * sizeof(Key), 0);
+  gpu::device_buffer keys1(n * sizeof(Key), 0);
+  gpu::device_buffer workspace(ws, 0);
+  gpu::device_buffer scratch(2 * sizeof(unsigned long long), 0);
+  auto* d_scratch = reinterpret_cast<unsigned long long*>(scratch.data());
+  Key* const keys[2] = {reinterpret_cast<Key*>(keys0.data()),
+                        reinterpret_cast<Key*>(keys1.data())};
+  no_value* const values[2] = {nullptr, nullptr};
+  const std::uint64_t seed = base_seed() ^ 0x2f2f2f2full;
+  SCOPED_TRACE("u32 n=" + std::to_string(n) + " uniform seed=" + std::to_string(seed));
+  generate_keys<Key>(keys[0], n, {key_dist::uniform, 1}, seed, s);
+  const key_check before = check_keys<Key>(keys[0], n, d_scratch, s);
+  gpu::hrs::sort<Key, no_value>(shapes, {}, keys, values, n, workspace.data(), ws, s);
+  const key_check after = check_keys<Key>(keys[0], n, d_scratch, s);
+  EXPECT_EQ(after.descents, 0u) << "keys out of order";
+  EXPECT_EQ(after.multiset_hash, before.multiset_hash) << "keys lost or duplicated";
+  EXPECT_EQ(gpu::hrs::read_counters(workspace.data(), s).overflow, 0u);
+}
+
 // --- through the run former (the chunk_sorter seam), every key-only type and order ----------
 
 class hrs_run_former_test : public gpu_test {};
