@@ -127,7 +127,8 @@ class hrs_test : public gpu_test {
     SCOPED_TRACE("u" + std::to_string(8 * sizeof(Key)) + " n=" + std::to_string(n) + " " +
                  dist.name() + " seed=" + std::to_string(seed) + " thresholds " +
                  std::to_string(tuning.local_threshold) + "/" +
-                 std::to_string(tuning.merge_threshold));
+                 std::to_string(tuning.merge_threshold) + " joint from " +
+                 std::to_string(tuning.joint_min_keys));
     cudaStream_t s = stream_.get();
     const std::uint64_t hrs_ws = prepare(n, dist, seed, tuning);
 
@@ -276,6 +277,23 @@ TYPED_TEST(hrs_test, SmallThresholdsRecurseDeep) {
   for (const key_distribution& d : all_distributions()) this->check(200001, d, no_merge);
   const gpu::hrs::tuning wide_merge{2048, 1024};
   for (const key_distribution& d : all_distributions()) this->check(300007, d, wide_merge);
+}
+
+TYPED_TEST(hrs_test, JointHistogramOnAndOff) {
+  // Round 0 counts the top two digits together from joint_min_keys keys on (round 1's
+  // histograms are its rows), one digit below: both ways at every size, with the default and
+  // with small thresholds (round 1's buckets then recurse further).
+  for (const std::uint32_t local : {0u, 576u}) {
+    gpu::hrs::tuning joint{local, local == 0 ? 0u : 64u};
+    gpu::hrs::tuning single = joint;
+    joint.joint_min_keys = 1;
+    single.joint_min_keys = ~std::uint64_t{0};
+    for (const std::uint64_t n : {577ull, 9217ull, 100003ull, 1000003ull, 4194305ull})
+      for (const key_distribution& d : all_distributions()) {
+        this->check(n, d, joint);
+        this->check(n, d, single);
+      }
+  }
 }
 
 TYPED_TEST(hrs_test, FirstRoundSplitOutAsTheMultiGpuExchangeRunsIt) {
@@ -438,8 +456,13 @@ TYPED_TEST(hrs_pairs_test, EveryDistributionAndSize) {
 }
 
 TYPED_TEST(hrs_pairs_test, SmallThresholdsRecurseDeep) {
+  gpu::hrs::tuning joint{576, 64};
+  joint.joint_min_keys = 1;  // round 1's histograms from round 0's joint histogram
   for (const std::uint64_t n : {5000ull, 100003ull})
-    for (const key_distribution& d : all_distributions()) this->check(n, d, {576, 64});
+    for (const key_distribution& d : all_distributions()) {
+      this->check(n, d, {576, 64});
+      this->check(n, d, joint);
+    }
 }
 
 TYPED_TEST(hrs_pairs_test, Large) {

@@ -22,6 +22,7 @@ struct device_shapes {
   int compute_capability = 0;  ///< major * 10 + minor
   int multiprocessors = 0;
   int histogram_grid = 0;
+  int joint_grid = 0;  ///< at most max_joint_blocks
   int plan_grid = 0;
   int scatter_grid = 0;
   int init_grid = 0;

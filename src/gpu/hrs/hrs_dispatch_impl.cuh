@@ -33,6 +33,7 @@ layout_params layout_params_of(std::uint32_t key_bytes, const tuning& t) {
   p.local_threshold = t.local_threshold;
   p.merge_threshold = t.merge_threshold;
   p.config_count = t.local_config_count;
+  p.joint_min_keys = t.joint_min_keys;
   for (int c = 0; c < t.local_config_count; ++c) p.config_capacity[c] = t.local_configs[c].capacity();
   return p;
 }
@@ -73,6 +74,7 @@ tuning resolve_with(const tuning& requested) {
   if (t.local_match == static_cast<match_mode>(0)) t.local_match = Policy::local_match;
   if (t.rank_group_max == 0) t.rank_group_max = Policy::rank_group_max;
   if (t.group_bits == 0) t.group_bits = Policy::group_bits;
+  if (t.joint_min_keys == 0) t.joint_min_keys = Policy::joint_min_keys;
   GPUSORT_EXPECTS(t.group_bits >= radix_bits && t.group_bits <= max_group_bits,
                   "HRS: the local sort groups by 8 to " + std::to_string(max_group_bits) +
                       " bits, not " + std::to_string(t.group_bits));
@@ -144,13 +146,22 @@ device_shapes prepare(int device, const tuning& requested) {
                                               t.local_configs[c].keys_per_thread),
                  "local configuration " + std::to_string(c));
     s.histogram_grid = detail::fill_grid(histogram_kernel<Key, Value, P>, threads, 0, sms);
+    check_smem(joint_smem_bytes, "the joint histogram");
+    GPUSORT_CUDA_TRY(cudaFuncSetAttribute(joint_histogram_kernel<Key, Value, P>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(joint_smem_bytes)));
+    s.joint_grid = std::min(static_cast<int>(max_joint_blocks),
+                            detail::fill_grid(joint_histogram_kernel<Key, Value, P>,
+                                              joint_threads, joint_smem_bytes, sms));
     s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P>, radix, 0, sms);
     const std::size_t scatter_smem =
         scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
-    GPUSORT_CUDA_TRY(cudaFuncSetAttribute(scatter_kernel<Key, Value, P>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(scatter_smem)));
-    s.scatter_grid = detail::fill_grid(scatter_kernel<Key, Value, P>, threads, scatter_smem, sms);
+    for (const auto kernel : {scatter_kernel<Key, Value, P, false>, scatter_kernel<Key, Value, P, true>})
+      GPUSORT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(scatter_smem)));
+    // Both scatters take the same grid: the self-counting one holds as many blocks.
+    s.scatter_grid =
+        detail::fill_grid(scatter_kernel<Key, Value, P, false>, threads, scatter_smem, sms);
     s.init_grid = sms * detail::init_blocks_per_sm;
     // Each local kernel may take the largest shared memory of its configurations.
     for (const int kpt : {P::small_keys_per_thread, P::large_keys_per_thread}) {
@@ -256,6 +267,12 @@ launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
   a.ws.block_hist = reinterpret_cast<std::uint32_t*>(d_workspace + l.block_hist_offset);
   a.ws.bucket_capacity = clamp32(l.bucket_capacity);
   a.ws.block_capacity = clamp32(l.block_capacity);
+  if (l.joint) {
+    a.ws.joint_partials = reinterpret_cast<std::uint32_t*>(d_workspace + l.joint_partials_offset);
+    a.ws.joint_carries =
+        reinterpret_cast<unsigned long long*>(d_workspace + l.joint_carries_offset);
+    a.ws.joint = reinterpret_cast<unsigned long long*>(d_workspace + l.joint_offset);
+  }
   return s;
 }
 
@@ -297,14 +314,27 @@ void launch_rounds(const device_shapes& shapes, const launch_setup<Key, Value, P
   const int threads = static_cast<int>(s.t.counting_threads);
   const std::size_t scatter_smem =
       scatter_smem_bytes<Key, Value>(threads, Policy::counting.keys_per_thread);
+  const bool joint = s.a.ws.joint != nullptr;
   for (int round = first; round < key_digits<Key>; ++round) {
-    histogram_kernel<Key, Value, Policy><<<shapes.histogram_grid, threads, 0, stream>>>(s.a,
-                                                                                       round);
-    launched(observer, "histogram", round, stream);
+    if (joint && round == 0) {
+      // Round 1's histograms come with round 0's.
+      joint_histogram_kernel<Key, Value, Policy>
+          <<<shapes.joint_grid, joint_threads, joint_smem_bytes, stream>>>(s.a);
+      launched(observer, "histogram", round, stream);
+      joint_totals_kernel<Key, Value, Policy><<<radix, radix / 2, 0, stream>>>(
+          s.a, static_cast<std::uint32_t>(shapes.joint_grid));
+      launched(observer, "joint totals", round, stream);
+    } else if (!(joint && round == 1)) {
+      histogram_kernel<Key, Value, Policy><<<shapes.histogram_grid, threads, 0, stream>>>(s.a,
+                                                                                         round);
+      launched(observer, "histogram", round, stream);
+    }
     plan_kernel<Key, Value, Policy><<<shapes.plan_grid, radix, 0, stream>>>(s.a, round);
     launched(observer, "plan", round, stream);
-    scatter_kernel<Key, Value, Policy>
-        <<<shapes.scatter_grid, threads, scatter_smem, stream>>>(s.a, round, block_window{});
+    // After a joint histogram, rounds 0 and 1 have no stored key-block histograms to read.
+    const auto scatter = joint && round <= 1 ? scatter_kernel<Key, Value, Policy, true>
+                                             : scatter_kernel<Key, Value, Policy, false>;
+    scatter<<<shapes.scatter_grid, threads, scatter_smem, stream>>>(s.a, round, block_window{});
     launched(observer, "scatter", round, stream);
   }
 }
@@ -401,7 +431,7 @@ void scatter_first_digit(const device_shapes& shapes, const tuning& requested, c
     const block_window window{section_first_block(section.index, section.count, blocks),
                               section_first_block(section.index + 1, section.count, blocks)};
     const int threads = static_cast<int>(s.t.counting_threads);
-    scatter_kernel<Key, no_value, P>
+    scatter_kernel<Key, no_value, P, false>
         <<<shapes.scatter_grid, threads,
            scatter_smem_bytes<Key, no_value>(threads, P::counting.keys_per_thread), stream>>>(
             s.a, 0, window);
@@ -422,8 +452,9 @@ void sort_from_second_round(const device_shapes& shapes, const tuning& requested
   with_policy(detail::policies_of<Key, no_value>{}, shapes.compute_capability, [&](auto policy) {
     using P = decltype(policy);
     no_value* const v[2] = {nullptr, nullptr};
-    const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, keys, v, n,
-                                                          d_workspace, workspace_size);
+    auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, keys, v, n, d_workspace,
+                                                    workspace_size);
+    s.a.ws.joint = nullptr;  // round 0 was counted elsewhere: round 1 counts its own histograms
     GPUSORT_CUDA_TRY(cudaMemsetAsync(s.a.ws.ctr, 0, sizeof(counters), stream));
     first_round_counts c;
     std::copy(digit_counts, digit_counts + radix, c.count);
@@ -449,6 +480,7 @@ std::string describe(const tuning& requested, int cc) {
        << (t.local_match == match_mode::ballot ? "ballot" : "atomic-or") << " match), thresholds "
        << t.local_threshold << "/" << t.merge_threshold << ", skew 1/" << t.skew_divisor
        << ", rank groups <= " << t.rank_group_max << " of " << t.group_bits << " bits"
+       << ", joint histogram from " << t.joint_min_keys << " keys"
        << ", sm_" << P::min_compute_capability << " policy";
   });
   return os.str();

@@ -71,6 +71,8 @@ __global__ void init_kernel(sort_args<Key, Value> a, bool count_all) {
     a.ws.ctr->blocks[0] = static_cast<std::uint32_t>(blocks);
   }
   for (std::uint64_t i = tid; i < radix; i += stride) a.ws.bucket_hist[0][i] = 0;
+  if (a.ws.joint != nullptr)
+    for (std::uint64_t i = tid; i < joint_bins; i += stride) a.ws.joint_carries[i] = 0;
   for (std::uint64_t b = tid; b < blocks; b += stride) {
     const std::uint64_t first = b * kpb;
     a.ws.blocks[0][b] =
@@ -303,6 +305,152 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogra
   flush(current);
 }
 
+/// Dynamic shared memory of the joint histogram: a 16-bit counter per bin, two a word.
+inline constexpr std::size_t joint_smem_bytes = joint_bins * sizeof(std::uint16_t);
+/// A 16-bit counter that reaches this value passes it on to device memory (its top bit clear
+/// again): between two barriers a block adds fewer than this to a counter, so that the top bit
+/// absorbs whatever arrives before the subtraction and no carry reaches the neighbouring bin.
+inline constexpr std::uint32_t joint_carry = 1u << 15;
+/// Threads that saw two neighbouring keys with the same top two digits, in one step of the
+/// joint histogram, above which the next step reduces equal bins in registers first. Uniform
+/// keys leave about 0.2 such threads a step; a bin of 1/16 of the keys, about 60.
+inline constexpr int joint_crowded_threads = 8;
+
+/**
+ * Round 0's histogram over the top two digits together (joint_bins bins), so that round 1 needs
+ * no histogram pass: its buckets' histograms are rows of this one. Each thread block counts a
+ * contiguous range of the keys into 16-bit shared counters (one atomic per key, or after a
+ * crowded step one per run of equal bins of a thread's sorted groups of 8, as histogram_kernel
+ * does), leaves them in joint_partials for joint_totals_kernel, and adds the keys' extremes to
+ * round 0's bucket. There are no key blocks to count here: the scatter counts its own.
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(joint_threads, 1) joint_histogram_kernel(sort_args<Key, Value> a) {
+  constexpr int kpt = Policy::counting.keys_per_thread;
+  constexpr int group = kpt < 8 ? kpt : 8;
+  constexpr int per_vector = block::vector_block<Key>::per_vector;
+  constexpr int vectors = kpt / per_vector;  // per thread
+  static_assert(kpt % per_vector == 0 && kpt % group == 0);
+  static_assert(joint_threads * kpt < joint_carry, "a step could carry into the next bin");
+  extern __shared__ uint4 smem[];
+  std::uint32_t* counters = reinterpret_cast<std::uint32_t*>(smem);
+  __shared__ std::uint64_t scratch[joint_threads / warp_threads];
+  const unsigned threads = blockDim.x;
+  const unsigned shift = round_shift<Key>(1);
+  constexpr std::uint32_t no_key = joint_bins;
+
+  for (unsigned w = threadIdx.x; w < joint_bins / 2; w += threads) counters[w] = 0;
+  const std::uint64_t step = std::uint64_t{threads} * kpt;
+  const std::uint64_t steps = (a.n + step - 1) / step;
+  const std::uint64_t per = (steps + gridDim.x - 1) / gridDim.x;
+  auto at_most_n = [&](std::uint64_t i) { return i < a.n ? i : a.n; };
+  const std::uint64_t first = at_most_n(blockIdx.x * per * step);
+  const std::uint64_t last = at_most_n(first + per * step);
+  const Key* src = a.keys[0];
+  Key key_min = ~Key{0};
+  Key key_max = 0;
+  auto bin_of = [&](Key key) { return static_cast<std::uint32_t>(key >> shift) & (no_key - 1); };
+  auto add = [&](std::uint32_t bin, std::uint32_t count) {
+    const unsigned half = (bin & 1u) * 16u;
+    std::uint32_t* word = &counters[bin >> 1];
+    const std::uint32_t old = atomicAdd(word, count << half) >> half & 0xffffu;
+    if (old < joint_carry && old + count >= joint_carry) {
+      atomicSub(word, joint_carry << half);
+      atomicAdd(&a.ws.joint_carries[bin], static_cast<unsigned long long>(joint_carry));
+    }
+  };
+  __syncthreads();
+
+  bool crowded = true;  // the last step's keys: reduce equal bins first
+  for (std::uint64_t at = first; at < last; at += step) {
+    const block::vector_block<Key> span(
+        src + at, static_cast<std::uint32_t>(last - at < step ? last - at : step));
+    std::uint32_t bins[kpt];
+#pragma unroll
+    for (int i = 0; i < vectors; ++i) {
+      const std::uint32_t v = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
+      if (v < span.vectors) {
+        Key vk[per_vector];
+        span.unpack(span.vector(v), vk);
+#pragma unroll
+        for (int e = 0; e < per_vector; ++e) {
+          bins[i * per_vector + e] = bin_of(vk[e]);
+          key_min = vk[e] < key_min ? vk[e] : key_min;
+          key_max = vk[e] > key_max ? vk[e] : key_max;
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < per_vector; ++e) bins[i * per_vector + e] = no_key;
+      }
+    }
+    if (const std::uint32_t e = span.edge(threadIdx.x); e < span.count) {
+      const Key key = span.keys[e];
+      add(bin_of(key), 1);
+      key_min = key < key_min ? key : key_min;
+      key_max = key > key_max ? key : key_max;
+    }
+    bool repeats = false;  // two neighbouring keys of this thread share their bin
+#pragma unroll
+    for (int i = 1; i < kpt; ++i) repeats |= bins[i] == bins[i - 1] && bins[i] != no_key;
+    if (crowded) {
+      block::sort_groups<group>(bins);
+#pragma unroll
+      for (int g = 0; g < kpt; g += group) {
+        std::uint32_t run = 1;
+#pragma unroll
+        for (int i = 0; i < group; ++i) {
+          const std::uint32_t d = bins[g + i];
+          const std::uint32_t next = i + 1 < group ? bins[g + i + 1] : no_key + 1;
+          if (next != d) {
+            if (d != no_key) add(d, run);
+            run = 1;
+          } else {
+            ++run;
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kpt; ++i)
+        if (bins[i] != no_key) add(bins[i], 1);
+    }
+    // The barrier bounds what a counter gains before a carry is taken off it (joint_carry).
+    crowded = __syncthreads_count(repeats) > joint_crowded_threads;
+  }
+  std::uint32_t* partial = a.ws.joint_partials + std::uint64_t{blockIdx.x} * (joint_bins / 2);
+  for (unsigned w = threadIdx.x; w < joint_bins / 2; w += threads) partial[w] = counters[w];
+  const std::uint64_t lo = block::all_reduce(std::uint64_t{key_min}, block::op_min{}, scratch);
+  const std::uint64_t hi = block::all_reduce(std::uint64_t{key_max}, block::op_max{}, scratch);
+  if (threadIdx.x == 0 && first < last) {
+    auto* entry = &a.ws.buckets[0][0];
+    atomicMin(reinterpret_cast<unsigned long long*>(&entry->min_key), lo);
+    atomicMax(reinterpret_cast<unsigned long long*>(&entry->max_key), hi);
+  }
+}
+
+/**
+ * Sums the joint histogram blocks' counters and carries into the totals, and each row (a top
+ * digit) into round 0's bucket histogram: block d of radix / 2 threads sums row d, two bins a
+ * thread (one word of every block's counters).
+ */
+template <typename Key, typename Value, typename Policy>
+__global__ void __launch_bounds__(radix / 2) joint_totals_kernel(sort_args<Key, Value> a,
+                                                                  std::uint32_t blocks) {
+  __shared__ std::uint64_t scratch[radix / 2 / warp_threads];
+  const std::uint32_t w = blockIdx.x * (radix / 2) + threadIdx.x;
+  std::uint64_t even = a.ws.joint_carries[2 * w];
+  std::uint64_t odd = a.ws.joint_carries[2 * w + 1];
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    const std::uint32_t v = a.ws.joint_partials[std::uint64_t{b} * (joint_bins / 2) + w];
+    even += v & 0xffffu;
+    odd += v >> 16;
+  }
+  a.ws.joint[2 * w] = even;
+  a.ws.joint[2 * w + 1] = odd;
+  const std::uint64_t row = block::all_reduce(even + odd, block::op_sum{}, scratch);
+  if (threadIdx.x == 0) a.ws.bucket_hist[0][blockIdx.x] = row;
+}
+
 // --- counting pass 2: plan ----------------------------------------------------------------------
 
 /**
@@ -327,6 +475,7 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
   __shared__ std::uint64_t s_count[radix];
   __shared__ std::uint32_t s_block_first[radix + 1];
   __shared__ std::uint32_t s_large_rank[radix];
+  __shared__ std::uint32_t s_large_digit[radix];  // the digit of the r-th large sub-bucket
   __shared__ std::uint64_t s_tiny_before[radix];  // G above
   __shared__ std::uint32_t s_kind[radix];
   __shared__ std::uint32_t s_starts[radix];
@@ -374,6 +523,7 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
     s_block_first[d] = block_first;
     if (d == 0) s_block_first[radix] = block_total;
     s_large_rank[d] = large_rank;
+    if (large) s_large_digit[large_rank] = d;
     if (d == 0) {
       std::uint32_t bucket_base = 0;
       std::uint32_t block_base = 0;
@@ -397,7 +547,11 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
         a.ws.buckets[next][bucket_base + large_rank] =
             bucket{bk.offset + p, c, ~std::uint64_t{0}, 0, 0, 0};
       unsigned long long* next_hist = a.ws.bucket_hist[next] + std::uint64_t{bucket_base} * radix;
-      for (std::uint32_t e = d; e < large_total * radix; e += radix) next_hist[e] = 0;
+      // Round 1's histograms: rows of the joint histogram where round 0 counted it, else
+      // counted by round 1's histogram pass.
+      const bool rows = round == 0 && a.ws.joint != nullptr;
+      for (std::uint32_t e = d; e < large_total * radix; e += radix)
+        next_hist[e] = rows ? a.ws.joint[s_large_digit[e / radix] * radix + d] : 0;
       for (std::uint32_t e = d; e < block_total; e += radix) {
         // The sub-bucket whose blocks include e: the last digit whose first block is <= e.
         std::uint32_t lo = 0;
@@ -506,24 +660,32 @@ __device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words
 
 /**
  * Scatters each key block into its bucket's sub-buckets (section 4.4): the block reserves its
- * chunk of every sub-bucket with one atomic per (block, sub-bucket) from its stored histogram,
- * partitions its keys in shared memory (one shared atomic per key, or per warp and digit when
- * the block is skewed), and writes each local sub-bucket out contiguously (write combining).
- * Each key block's entry and histogram are fetched while the thread block scatters the key
- * block before it, and its keys are loaded first, so that their latency overlaps the
- * reservation. Thread blocks take the window's key blocks in turn (its b-th by thread block b
- * mod grid), so that the key blocks of one bucket are scattered at the same time and each
- * sub-bucket fills from few write fronts that stay in L2. Pairs note each key's source index in
- * the tile and fetch the values, copied into shared memory while the keys are partitioned, in
- * tile order.
+ * chunk of every sub-bucket with one atomic per (block, sub-bucket), places its keys in shared
+ * memory by digit (one shared atomic per key, or per warp and digit when the block is skewed),
+ * and writes each local sub-bucket out contiguously (write combining). Thread blocks take the
+ * window's key blocks in turn (its b-th by thread block b mod grid), so that the key blocks of
+ * one bucket are scattered at the same time and each sub-bucket fills from few write fronts
+ * that stay in L2. The next key block's entry is read while this one is scattered. Pairs note
+ * each key's source index in the tile and fetch the values, copied into shared memory while the
+ * keys are partitioned, in tile order.
+ *
+ * The key block's histogram: where the round had a histogram pass (CountsItself false), the one
+ * it stored, fetched (cp.async) while the key block before it is scattered. Rounds 0 and 1
+ * after a joint histogram have none: the block counts its keys itself, and each key's place
+ * among its digit's keys comes back from the same shared atomic, held as a 16-bit rank in
+ * registers (the skew then decided by the thread block's last key block). Stored histograms
+ * stay the rule where a pass stores them: with the ranks, 64-bit keys spill 32 bytes and
+ * scatter 6% slower (H100).
  */
-template <typename Key, typename Value, typename Policy>
+template <typename Key, typename Value, typename Policy, bool CountsItself>
 __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_blocks_per_sm)
     scatter_kernel(sort_args<Key, Value> a, int round, block_window window) {
   const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int per_vector = block::vector_block<Key>::per_vector;
   static_assert(kpt % per_vector == 0);
+  // Positions in a key block (ranks, index_tile) take 16 bits.
+  static_assert(Policy::max_counting_threads * kpt <= 1 << 16);
   const std::uint32_t kpb = a.keys_per_block;
   extern __shared__ uint4 smem[];
   Key* tile = reinterpret_cast<Key*>(smem);
@@ -534,11 +696,11 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
       reinterpret_cast<std::byte*>(smem) + (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16);
   Value* value_stage = reinterpret_cast<Value*>(
       reinterpret_cast<std::byte*>(index_tile) + (kpb * sizeof(std::uint16_t) + 15) / 16 * 16);
-  __shared__ std::uint32_t s_count[radix];
-  __shared__ std::uint32_t s_local[radix];  // first position of each digit in the tile
-  __shared__ std::uint32_t s_fill[radix];
+  // Each digit's keys in the key block, then (scanned) the first tile position of its keys.
+  __shared__ std::uint32_t s_local[radix];
+  __shared__ std::uint32_t s_fill[radix];  // stored histograms: keys placed so far per digit
   __shared__ std::uint64_t s_delta[radix];  // destination index - tile position
-  __shared__ std::uint32_t s_fetched[2][radix];  // this key block's histogram and the next one's
+  __shared__ std::uint32_t s_fetched[CountsItself ? 1 : 2][radix];  // this and the next block's
   __shared__ std::uint32_t scratch[Policy::max_counting_threads / warp_threads];
 
   const std::uint32_t total =
@@ -550,13 +712,17 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   const Key* src = a.keys[parity];
   Key* dst = a.keys[next];
   for (unsigned e = threadIdx.x; e < words; e += threads) match_words[e] = 0;
+  if constexpr (CountsItself)
+    for (unsigned t = threadIdx.x; t < radix; t += threads) s_local[t] = 0;
 
-  // A key block's entry and its histogram are fetched while the key block before it is
-  // scattered: each takes a trip to memory that the block would otherwise wait for.
+  // A key block's stored histogram is fetched while the key block before it is scattered.
   auto fetch_histogram = [&](std::uint32_t b, int buffer) {
-    for (unsigned t = threadIdx.x; t < radix; t += threads)
-      __pipeline_memcpy_async(&s_fetched[buffer][t], &a.ws.block_hist[std::uint64_t{b} * radix + t],
-                              sizeof(std::uint32_t));
+    if constexpr (!CountsItself) {
+      for (unsigned t = threadIdx.x; t < radix; t += threads)
+        __pipeline_memcpy_async(&s_fetched[buffer][t],
+                                &a.ws.block_hist[std::uint64_t{b} * radix + t],
+                                sizeof(std::uint32_t));
+    }
     __pipeline_commit();
   };
   const std::uint32_t first_block = window.first + blockIdx.x;
@@ -564,6 +730,10 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   bool upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
   fetch_histogram(first_block, 0);
   int buffer = 0;
+  // Counting itself: the last key block had a digit of more than 1/skew_divisor of its keys,
+  // so this one ranks per warp and digit (the first one too, lest a skewed input serialize on
+  // one counter).
+  bool skewed = true;
   for (std::uint32_t b = first_block; b < total; b += gridDim.x, buffer ^= 1) {
     const key_block blk = upcoming;
     const bool done = upcoming_done;  // all of the bucket's keys are equal and in place
@@ -599,8 +769,8 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
     const std::uint32_t edge = span.edge(threadIdx.x);
     const Key edge_key = edge < blk.count ? span.keys[edge] : Key{0};
     __pipeline_wait_prior(1);  // this key block's histogram, not the next one's
-    // The last block's write-out has read the tile, s_delta and the stage, and every thread's
-    // part of the histogram is in.
+    // The last block's write-out has read the tile, s_delta and the stage (and zeroed s_local),
+    // and every thread's part of the histogram is in.
     __syncthreads();
     // The next key block's entry has arrived by now: its flag has the rest of this one to come.
     if (more) upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
@@ -611,58 +781,88 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
       __pipeline_commit();
       block_values = block::staged_in(value_stage, a.values[parity] + blk.offset);
     }
-    bool crowded = false;  // a digit holds more than 1/skew_divisor of the block's keys
-    for (unsigned t = threadIdx.x; t < radix; t += threads) {
-      const std::uint32_t c = s_fetched[buffer][t];
-      s_count[t] = c;
-      s_local[t] = c;
-      s_fill[t] = 0;
-      crowded |= c * a.skew_divisor > blk.count;
+
+    // Counting itself: key i's place among the key block's keys of its digit, two 16-bit
+    // ranks a register.
+    static_assert(kpt % 2 == 0);
+    std::uint32_t ranks[CountsItself ? kpt / 2 : 1] = {};
+    std::uint32_t edge_rank = 0;
+    auto set_rank = [&](int i, std::uint32_t r) { ranks[i / 2] |= r << (i % 2 * 16); };
+    auto rank_of = [&](int i) { return ranks[i / 2] >> (i % 2 * 16) & 0xffffu; };
+    // A key's place among its digit's keys: ranked now (counting itself) or once the counts
+    // are scanned (stored histogram), one shared atomic per key or per warp and digit.
+    std::uint32_t* const rank_counters = CountsItself ? s_local : s_fill;
+    auto rank_keys = [&](auto with_rank) {
+      if (edge < blk.count) {
+        const std::uint32_t r = atomicAdd(&rank_counters[block::digit_of(edge_key, shift)], 1u);
+        with_rank(-1, r);
+      }
+      if (!skewed) {
+#pragma unroll
+        for (int i = 0; i < kpt; ++i)
+          if (index_of(i) < blk.count)
+            with_rank(i, atomicAdd(&rank_counters[block::digit_of(keys[i], shift)], 1u));
+      } else {
+#pragma unroll
+        for (int i = 0; i < kpt; ++i) {
+          const bool valid = index_of(i) < blk.count;
+          const std::uint32_t d = valid ? block::digit_of(keys[i], shift) : radix;
+          const std::uint32_t peers = match_through_smem(warp_words, d, valid);
+          const int leader = valid ? __ffs(peers) - 1 : 0;
+          std::uint32_t first = 0;
+          if (valid && static_cast<int>(block::lane_id()) == leader)
+            first = atomicAdd(&rank_counters[d], static_cast<std::uint32_t>(__popc(peers)));
+          first = __shfl_sync(block::full_mask, first, leader);
+          if (valid) with_rank(i, first + __popc(peers & block::lanes_below()));
+        }
+      }
+    };
+    if constexpr (CountsItself) {
+      rank_keys([&](int i, std::uint32_t r) {
+        if (i < 0) edge_rank = r;
+        else set_rank(i, r);
+      });
+      __syncthreads();
+      // Counts -> first tile positions; the same barrier votes on the skew, for the next block.
+      block::exclusive_sum(s_local, radix, scratch, blk.count / a.skew_divisor, &skewed);
+    } else {
+      bool crowded = false;  // a digit holds more than 1/skew_divisor of the block's keys
+      for (unsigned t = threadIdx.x; t < radix; t += threads) {
+        const std::uint32_t c = s_fetched[buffer][t];
+        s_local[t] = c;
+        s_fill[t] = 0;
+        crowded |= c * a.skew_divisor > blk.count;
+      }
+      // One barrier both publishes the counters and votes on the skew.
+      skewed = __syncthreads_or(crowded) != 0;
+      block::exclusive_sum_radix(s_local, scratch);
     }
-    // One barrier both publishes the counters and votes on the skew.
-    const bool skewed = __syncthreads_or(crowded) != 0;
-    block::exclusive_sum_radix(s_local, scratch);
     unsigned long long* cursors = a.ws.bucket_hist[parity] + std::uint64_t{blk.bucket} * radix;
     for (unsigned t = threadIdx.x; t < radix; t += threads) {
-      const std::uint32_t c = s_count[t];
+      const std::uint32_t c = (t + 1 < radix ? s_local[t + 1] : blk.count) - s_local[t];
       if (c != 0)
         s_delta[t] = atomicAdd(&cursors[t], static_cast<unsigned long long>(c)) - s_local[t];
     }
 
-    auto place = [&](Key key, std::uint32_t idx, std::uint32_t position) {
+    auto place = [&](int i, std::uint32_t rank) {
+      const Key key = i < 0 ? edge_key : keys[i];
+      const std::uint32_t position = s_local[block::digit_of(key, shift)] + rank;
       tile[position] = key;
-      if constexpr (has_values<Value>) index_tile[position] = static_cast<std::uint16_t>(idx);
+      if constexpr (has_values<Value>)
+        index_tile[position] = static_cast<std::uint16_t>(i < 0 ? edge : index_of(i));
     };
-    if (edge < blk.count) {
-      const std::uint32_t d = block::digit_of(edge_key, shift);
-      place(edge_key, edge, s_local[d] + atomicAdd(&s_fill[d], 1u));
-    }
-    if (!skewed) {
+    if constexpr (CountsItself) {
+      if (edge < blk.count) place(-1, edge_rank);
 #pragma unroll
-      for (int i = 0; i < kpt; ++i) {
-        const std::uint32_t idx = index_of(i);
-        if (idx < blk.count) {
-          const std::uint32_t d = block::digit_of(keys[i], shift);
-          place(keys[i], idx, s_local[d] + atomicAdd(&s_fill[d], 1u));
-        }
-      }
+      for (int i = 0; i < kpt; ++i)
+        if (index_of(i) < blk.count) place(i, rank_of(i));
     } else {
-#pragma unroll
-      for (int i = 0; i < kpt; ++i) {
-        const std::uint32_t idx = index_of(i);
-        const bool valid = idx < blk.count;
-        const std::uint32_t d = valid ? block::digit_of(keys[i], shift) : radix;
-        const std::uint32_t peers = match_through_smem(warp_words, d, valid);
-        const int leader = valid ? __ffs(peers) - 1 : 0;
-        std::uint32_t first = 0;
-        if (valid && static_cast<int>(block::lane_id()) == leader)
-          first = atomicAdd(&s_fill[d], static_cast<std::uint32_t>(__popc(peers)));
-        first = __shfl_sync(block::full_mask, first, leader);
-        if (valid) place(keys[i], idx, s_local[d] + first + __popc(peers & block::lanes_below()));
-      }
+      rank_keys(place);
     }
     if constexpr (has_values<Value>) __pipeline_wait_prior(0);  // the staged values
     __syncthreads();
+    if constexpr (CountsItself)
+      for (unsigned t = threadIdx.x; t < radix; t += threads) s_local[t] = 0;
     for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) {
       const Key key = tile[i];
       const std::uint64_t to = s_delta[block::digit_of(key, shift)] + i;

@@ -56,6 +56,11 @@ struct workspace_layout {
   std::uint64_t blocks_offset[2] = {};       ///< key-block lists, by round parity
   std::uint64_t block_hist_offset = 0;       ///< radix u32 counts per key block
   std::uint64_t jobs_offset[max_local_configs] = {};
+  /// Round 0 counts the joint histogram of the top two digits (n >= joint_min_keys).
+  bool joint = false;
+  std::uint64_t joint_partials_offset = 0;  ///< each block's 16-bit counters, two a word
+  std::uint64_t joint_carries_offset = 0;   ///< joint_bins u64: what the 16-bit counters passed on
+  std::uint64_t joint_offset = 0;           ///< joint_bins u64: the totals
   std::uint64_t total_bytes = 0;
 };
 
@@ -67,6 +72,7 @@ struct layout_params {
   std::uint32_t merge_threshold = 0;
   int config_count = 0;
   std::uint32_t config_capacity[max_local_configs] = {};
+  std::uint64_t joint_min_keys = ~std::uint64_t{0};
 };
 
 /**
@@ -113,6 +119,15 @@ constexpr workspace_layout make_layout(std::uint64_t n, const layout_params& p) 
     l.jobs_offset[c] = at;
     at += round_up(l.job_capacity[c] * sizeof(local_job));
   }
+  l.joint = n >= p.joint_min_keys;
+  if (l.joint) {
+    l.joint_partials_offset = at;
+    at += round_up(std::uint64_t{max_joint_blocks} * joint_bins * sizeof(std::uint16_t));
+    l.joint_carries_offset = at;
+    at += round_up(std::uint64_t{joint_bins} * sizeof(std::uint64_t));
+    l.joint_offset = at;
+    at += round_up(std::uint64_t{joint_bins} * sizeof(std::uint64_t));
+  }
   l.total_bytes = at;
   return l;
 }
@@ -128,6 +143,9 @@ struct workspace_view {
   std::uint32_t job_capacity[max_local_configs] = {};
   std::uint32_t bucket_capacity = 0;
   std::uint32_t block_capacity = 0;
+  std::uint32_t* joint_partials = nullptr;        ///< null where round 0 counts one digit
+  unsigned long long* joint_carries = nullptr;
+  unsigned long long* joint = nullptr;
 };
 
 /// Everything a kernel needs to know about one sort (passed by value).

@@ -60,7 +60,7 @@ void usage() {
       "                         [--repeat 5] [--warmup 1] [--device 0] [--seed 42]\n"
       "                         [--local-threshold N] [--merge-threshold N] [--counting-threads N]\n"
       "                         [--skew-divisor N] [--local-match ballot|atomic-or]\n"
-      "                         [--rank-group-max N] [--group-bits 8..12]\n"
+      "                         [--rank-group-max N] [--group-bits 8..12] [--joint-min-keys N]\n"
       "                         [--local-configs 64x9,128x9,...] [--profile] [--phases]\n"
       "Times the hybrid radix sort and CUB DeviceRadixSort (Onesweep) on the same device-resident\n"
       "keys (CUDA events, medians of --repeat after --warmup runs) and checks HRS against CUB bit\n"
@@ -139,6 +139,8 @@ options parse_options(int argc, char** argv) {
       o.tuning.skew_divisor = static_cast<std::uint32_t>(std::stoul(value()));
     } else if (arg == "--group-bits") {
       o.tuning.group_bits = static_cast<std::uint32_t>(std::stoul(value()));
+    } else if (arg == "--joint-min-keys") {
+      o.tuning.joint_min_keys = std::stoull(value());
     } else if (arg == "--rank-group-max") {
       o.tuning.rank_group_max = static_cast<std::uint32_t>(std::stoul(value()));
     } else if (arg == "--local-match") {
