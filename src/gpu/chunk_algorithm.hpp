@@ -54,16 +54,18 @@ inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 
 /// Measured with gpusort-bench-hrs on the H100 machine (HRS time / CUB time, device-resident
 /// keys; sampled scatter rounds and top-digit concentration in parentheses), last in
-/// tools/bench/results/2026-11-27-h100-hrs-vectors (`sweep.csv`, `bench.csv`):
-/// - 64-bit keys, 2^28: uniform 0.46, sorted 0.51, Zipf 0.93, AND of 2 words 1.02 (2.68), of
-///   3 1.38 (3.86), all equal 0.06. 2^26: uniform 0.48, Zipf 1.05, AND 2 1.03; 2^22: uniform
-///   0.65, Zipf 1.76 (1.98, 1.51), AND 2 1.32 (1.94, 5.9), equal 0.40; 2^20: uniform 1.00, so
-///   the crossover stays at 2^22. At 2^22 the rounds do not tell uniform from AND 2 or Zipf; the
-///   top digit's concentration does.
-/// - 32-bit keys: uniform 0.77 at 2^28, 0.81 at 2^26, 0.97 at 2^24; sorted 0.97 at 2^28, 1.03
-///   at 2^26 (the same rounds and concentration as uniform keys), 1.11 at 2^24: even keys from
-///   2^26 on; every skewed distribution loses (1.2-1.5 at 2^28: Zipf concentration 1.5, AND of
-///   2 5.9); all equal wins (0.29 at 2^24, 0.11 at 2^28; 1.39 at 2^22). Larger chunks
+/// tools/bench/results/2026-11-27-h100-hrs-joint (`sweep.csv`, `bench.csv`; the rows at 2^22
+/// and below from 2026-11-27-h100-hrs-vectors, whose sorts are the same there):
+/// - 64-bit keys, 2^28: uniform 0.43, sorted 0.49, Zipf 0.90, AND of 2 words 0.99 (2.68), of
+///   3 1.36 (3.86), all equal 0.07. 2^26: uniform 0.45, Zipf 1.04, AND 2 1.02; 2^24: uniform
+///   0.58, Zipf 1.24, AND 2 1.15; 2^22: uniform 0.65, Zipf 1.76 (1.98, 1.51), AND 2 1.32 (1.94,
+///   5.9), equal 0.40; 2^20: uniform 1.00, so the crossover stays at 2^22. At 2^22 the rounds
+///   do not tell uniform from AND 2 or Zipf; the top digit's concentration does.
+/// - 32-bit keys: uniform 0.70 at 2^28, 0.76 at 2^26, 0.89 at 2^25, 0.97 at 2^24; sorted 0.97
+///   at 2^28, 1.00 at 2^26, 1.06 at 2^25 (the same rounds and concentration as uniform keys),
+///   1.13 at 2^24: even keys from 2^26 on; every skewed distribution loses (1.2-1.5 at 2^28:
+///   Zipf concentration 1.5, AND of 2 5.9); all equal wins (0.28 at 2^24, 0.11 at 2^28; 1.39 at
+///   2^22). Larger chunks
 ///   (tools/bench/results/2026-11-27-h100x2-first-round/hrs-u32-sizes.txt, an earlier build):
 ///   uniform 0.97 and sorted 0.98 at 2^29, but 1.30 and 1.50 at 2^30, 1.30 and 1.53 at 2^31:
 ///   from about 9216 x 2^16 keys (the local threshold times the buckets of two rounds) the
