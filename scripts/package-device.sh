@@ -35,7 +35,7 @@ cp tools/bench/auto/sweep.sh "$dest/bench/auto_sweep.sh"
 cp tools/bench/auto/report.py "$dest/bench/auto_report.py"
 cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh \
   tools/bench/gnu_modes.sh tools/bench/hrs/device_hrs.sh tools/bench/multi_gpu/device_multi.sh \
-  tools/bench/interleave.sh tools/bench/hrs/ab.sh \
+  tools/bench/interleave.sh tools/bench/hrs/ab.sh tools/bench/hrs/e2e_check.sh \
   "$dest/"
 strip --strip-unneeded "$dest"/bin/* 2>/dev/null || true
 
