@@ -156,7 +156,8 @@ device_shapes prepare(int device, const tuning& requested) {
     s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P>, radix, 0, sms);
     const std::size_t scatter_smem =
         scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
-    for (const auto kernel : {scatter_kernel<Key, Value, P, false>, scatter_kernel<Key, Value, P, true>})
+    for (const auto kernel :
+         {scatter_kernel<Key, Value, P, false>, scatter_kernel<Key, Value, P, true>})
       GPUSORT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(scatter_smem)));
     // Both scatters take the same grid: the self-counting one holds as many blocks.

@@ -1,9 +1,10 @@
 // The hybrid radix sort's __global__ kernels (Stehle & Jacobsen 2017, section 4): one counting
 // pass per round (histogram -> plan -> scatter, a constant number of launches whatever the number
-// of buckets), the local sorts at the end, and the initial assignment. Template parameters are the
-// key and value words and the tuning policy (hrs_tuning.cuh); launched only from
-// hrs_dispatch.cuh. Every loop over work the device produced reads its length from the counters,
-// so that the host enqueues the whole sort without waiting.
+// of buckets; from joint_min_keys keys on, round 0's histogram counts the top two digits and
+// round 1 has none), the local sorts at the end, and the initial assignment. Template
+// parameters are the key and value words and the tuning policy (hrs_tuning.cuh); launched only
+// from hrs_dispatch.cuh. Every loop over work the device produced reads its length from the
+// counters, so that the host enqueues the whole sort without waiting.
 //
 // Buffers: round r reads its buckets from keys[r % 2] and scatters them into keys[(r + 1) % 2];
 // every key type has an even number of 8-bit digits, so the last round lands in keys[0], and the
@@ -325,7 +326,8 @@ inline constexpr int joint_crowded_threads = 8;
  * round 0's bucket. There are no key blocks to count here: the scatter counts its own.
  */
 template <typename Key, typename Value, typename Policy>
-__global__ void __launch_bounds__(joint_threads, 1) joint_histogram_kernel(sort_args<Key, Value> a) {
+__global__ void __launch_bounds__(joint_threads, 1)
+    joint_histogram_kernel(sort_args<Key, Value> a) {
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int group = kpt < 8 ? kpt : 8;
   constexpr int per_vector = block::vector_block<Key>::per_vector;

@@ -83,7 +83,9 @@ struct layout_params {
  * - local jobs <= 3n/m + 2D * buckets + 2 over the whole sort: a parent bucket emits one job
  *   per sub-bucket of at least m keys, one merged job per m keys of the smaller ones, and one
  *   more per sub-bucket that interrupts a merge and per parent; configuration c > 0 takes only
- *   jobs larger than configuration c-1's capacity, at most n / (capacity + 1) of them.
+ *   jobs larger than configuration c-1's capacity, at most n / (capacity + 1) of them;
+ * - from joint_min_keys keys on, round 0's joint histogram: max_joint_blocks blocks' 16-bit
+ *   counters (20 MiB) and two u64 arrays of joint_bins (1 MiB), whatever n.
  */
 constexpr workspace_layout make_layout(std::uint64_t n, const layout_params& p) {
   constexpr std::uint64_t align = 256;
