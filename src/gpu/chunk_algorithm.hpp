@@ -54,18 +54,20 @@ inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 
 /// Measured with gpusort-bench-hrs on the H100 machine (HRS time / CUB time, device-resident
 /// keys; sampled scatter rounds and top-digit concentration in parentheses), last in
-/// tools/bench/results/2026-11-27-h100-hrs-joint (`sweep.csv`, `bench.csv`; the rows at 2^22
-/// and below from 2026-11-27-h100-hrs-vectors, whose sorts are the same there):
-/// - 64-bit keys, 2^28: uniform 0.43, sorted 0.49, Zipf 0.90, AND of 2 words 0.99 (2.68), of
-///   3 1.36 (3.86), all equal 0.07. 2^26: uniform 0.45, Zipf 1.04, AND 2 1.02; 2^24: uniform
-///   0.58, Zipf 1.24, AND 2 1.15; 2^22: uniform 0.65, Zipf 1.76 (1.98, 1.51), AND 2 1.32 (1.94,
-///   5.9), equal 0.40; 2^20: uniform 1.00, so the crossover stays at 2^22. At 2^22 the rounds
-///   do not tell uniform from AND 2 or Zipf; the top digit's concentration does.
-/// - 32-bit keys: uniform 0.70 at 2^28, 0.76 at 2^26, 0.89 at 2^25, 0.97 at 2^24; sorted 0.97
-///   at 2^28, 1.00 at 2^26, 1.06 at 2^25 (the same rounds and concentration as uniform keys),
-///   1.13 at 2^24: even keys from 2^26 on; every skewed distribution loses (1.2-1.5 at 2^28:
-///   Zipf concentration 1.5, AND of 2 5.9); all equal wins (0.28 at 2^24, 0.11 at 2^28; 1.39 at
-///   2^22). Larger chunks
+/// tools/bench/results/2026-11-27-h100-hrs-joint (`bench-final.csv`, `sweep-final.csv`, with
+/// one atomic per key however skewed; rows at 2^22 and below from 2026-11-27-h100-hrs-vectors):
+/// - 64-bit keys, 2^28: uniform 0.44, sorted 0.45, Zipf 0.87, AND of 2 words 0.81 (2.68), of
+///   3 1.26 (3.86), of 4 1.39, all equal 0.07. 2^27: uniform 0.43, Zipf 0.88, AND 2 0.86, AND 3
+///   1.27; 2^26: uniform 0.47, Zipf 0.95, AND 2 0.84, AND 3 1.28; 2^24: uniform 0.59, Zipf
+///   1.17, AND 2 0.94, AND 3 1.42; 2^22: uniform 0.65, Zipf 1.76 (1.98, 1.51), AND 2 1.32
+///   (1.94, 5.9), equal 0.40; 2^20: uniform 1.00, so the crossover stays at 2^22. Below 2^26 the
+///   rounds do not tell uniform from AND 2 or Zipf; the top digit's concentration does, and
+///   keeps AND 2 at 2^24 (0.94) with Onesweep too.
+/// - 32-bit keys: uniform 0.70 at 2^28, 0.72 at 2^27, 0.75 at 2^26, 0.89 at 2^25, 0.97 at 2^24;
+///   sorted 0.83 at 2^28, 0.85 at 2^27, 0.90 at 2^26, 1.06 at 2^25 (the same rounds and
+///   concentration as uniform keys), 1.10 at 2^24: even keys from 2^26 on; every skewed
+///   distribution loses (1.13-1.27 at 2^28, 1.18-1.24 at 2^27: Zipf concentration 1.5, AND of
+///   2 5.9); all equal wins (0.28 at 2^24, 0.11 at 2^28; 1.39 at 2^22). Larger chunks
 ///   (tools/bench/results/2026-11-27-h100x2-first-round/hrs-u32-sizes.txt, an earlier build):
 ///   uniform 0.97 and sorted 0.98 at 2^29, but 1.30 and 1.50 at 2^30, 1.30 and 1.53 at 2^31:
 ///   from about 9216 x 2^16 keys (the local threshold times the buckets of two rounds) the
@@ -77,8 +79,8 @@ inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 inline constexpr hrs_crossover hrs_crossovers[] = {
     {4, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 26, std::uint64_t{9216} << 16, 2.4,
      hrs_never, 1.2},
-    {8, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 22, hrs_never, 2.4,
-     std::uint64_t{1} << 27, 1.2},
+    {8, 0, std::uint64_t{1} << 22, 1.0, std::uint64_t{1} << 22, hrs_never, 3.2,
+     std::uint64_t{1} << 26, 1.2},
     {4, 4, hrs_never, 0, hrs_never, 0, 0, hrs_never, 0},
     {4, 8, hrs_never, 0, hrs_never, 0, 0, hrs_never, 0},
     {8, 4, hrs_never, 0, hrs_never, 0, 0, hrs_never, 0},

@@ -296,6 +296,20 @@ TYPED_TEST(hrs_test, JointHistogramOnAndOff) {
   }
 }
 
+TYPED_TEST(hrs_test, SkewReducedPerWarpAndInRegisters) {
+  // A skew divisor above 1 (Hopper's policy takes 1) sends crowded key blocks through the
+  // histogram's sorting network and the scatter's per-warp ranking: both stay correct.
+  for (const std::uint32_t local : {0u, 576u}) {
+    gpu::hrs::tuning t{local, local == 0 ? 0u : 64u};
+    t.skew_divisor = 16;
+    for (const std::uint64_t joint : {std::uint64_t{1}, ~std::uint64_t{0}}) {
+      t.joint_min_keys = joint;
+      for (const std::uint64_t n : {9217ull, 100003ull, 1000003ull})
+        for (const key_distribution& d : all_distributions()) this->check(n, d, t);
+    }
+  }
+}
+
 TYPED_TEST(hrs_test, FirstRoundSplitOutAsTheMultiGpuExchangeRunsIt) {
   const gpu::hrs::tuning t =
       gpu::hrs::resolve<TypeParam, no_value>({}, this->shapes_.compute_capability);
@@ -458,10 +472,13 @@ TYPED_TEST(hrs_pairs_test, EveryDistributionAndSize) {
 TYPED_TEST(hrs_pairs_test, SmallThresholdsRecurseDeep) {
   gpu::hrs::tuning joint{576, 64};
   joint.joint_min_keys = 1;  // round 1's histograms from round 0's joint histogram
+  gpu::hrs::tuning per_warp{576, 64};
+  per_warp.skew_divisor = 16;  // crowded key blocks ranked per warp and digit
   for (const std::uint64_t n : {5000ull, 100003ull})
     for (const key_distribution& d : all_distributions()) {
       this->check(n, d, {576, 64});
       this->check(n, d, joint);
+      this->check(n, d, per_warp);
     }
 }
 

@@ -174,7 +174,8 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
  * thread block's last key block had no crowded digit; after a crowded one (and for the first key
  * block of a thread block), each thread first reduces its digits in registers (a sorting network
  * over groups of 8, then one atomic per run of equal digits), so that skewed inputs do not
- * serialize on one counter. The block's histogram is stored for the scatter; the bucket's
+ * serialize on one counter. With skew_divisor 1 (Hopper's policy) no digit is crowded: there one
+ * atomic per key was faster on every distribution. The block's histogram is stored for the scatter; the bucket's
  * histogram is accumulated in shared memory while consecutive key blocks belong to the same
  * bucket and added to device memory with one atomic per digit when the bucket changes, with the
  * bucket's smallest and largest key in even rounds (the plan looks for all-equal buckets there).
@@ -232,7 +233,9 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogra
 
   // Two copies of the loop: odd rounds keep no extremes, at no cost in the loop.
   auto count_blocks = [&](auto with_extremes) {
-    bool crowded = true;  // this thread's digits of the last key block: one held too many keys
+    // This thread's digits of the last key block: one held too many keys (assumed of the first
+    // block, unless skew is never to be reduced).
+    bool crowded = a.skew_divisor > 1;
     for (std::uint32_t b = range.first; b < range.last; ++b) {
       const key_block blk = a.ws.blocks[parity][b];
       if (blk.bucket != current) {
@@ -733,9 +736,8 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   fetch_histogram(first_block, 0);
   int buffer = 0;
   // Counting itself: the last key block had a digit of more than 1/skew_divisor of its keys,
-  // so this one ranks per warp and digit (the first one too, lest a skewed input serialize on
-  // one counter).
-  bool skewed = true;
+  // so this one ranks per warp and digit (the first one too, unless skew_divisor is 1).
+  bool skewed = a.skew_divisor > 1;
   for (std::uint32_t b = first_block; b < total; b += gridDim.x, buffer ^= 1) {
     const key_block blk = upcoming;
     const bool done = upcoming_done;  // all of the bucket's keys are equal and in place

@@ -108,8 +108,10 @@ struct sm90_policy {
   static constexpr match_mode local_match = match_mode::atomic_or;
   /// A local sort whose keys, grouped by their top 8 differing bits, leave no group larger than
   /// this ranks each key by counting the smaller keys of its group (a comparison per group
-  /// member) instead of one LSD pass per further 8 bits.
-  static constexpr std::uint32_t rank_group_max = KeyBytes == 4 ? 32 : 64;
+  /// member) instead of one LSD pass per further 8 bits. 64-bit keys: 128 (H100, 2^28 AND-ed
+  /// keys of 2 words: 16.4 ms at 64, 14.0 at 128, 13.8 at 256, but AND of 4 words 22.7 at 128
+  /// and 25.5 at 256); 32-bit keys keep 32 (Zipf 7.03 ms, 7.16 at 128, 8.10 at 256).
+  static constexpr std::uint32_t rank_group_max = KeyBytes == 4 ? 32 : 128;
   /// Bits of the local sort's grouping pass (8 to 12; fewer where a block's counter space is
   /// smaller): more bits, smaller groups to rank. A bucket of about 4096 uniform keys leaves
   /// groups of one or two keys at 12 bits and of 16 at 8, whose comparisons dominated (H100,
@@ -119,8 +121,13 @@ struct sm90_policy {
   /// paper's lower threshold, section 4.2).
   static constexpr std::uint32_t merge_threshold = 1152;
   /// A key block whose largest digit holds more than 1/skew_divisor of its keys partitions
-  /// with warp-aggregated shared-memory atomics instead of one atomic per key (section 4.4).
-  static constexpr int skew_divisor = 16;
+  /// with warp-aggregated shared-memory atomics instead of one atomic per key (section 4.4),
+  /// and the histogram reduces its digits in registers first; 1: never. Hopper's shared
+  /// atomics serialize equal addresses faster than a warp agrees on them: one atomic per key
+  /// was faster on every distribution (H100, 2^28 keys, against 16: u32 sorted 6.40 -> 5.49
+  /// ms, AND of 3 words 9.02 -> 7.56, of 4 8.94 -> 7.56, Zipf 7.29 -> 7.03; u64 AND of 4 words
+  /// 24.5 -> 22.7, sorted 7.91 -> 7.28; uniform and all-equal keys unchanged).
+  static constexpr int skew_divisor = 1;
   static constexpr int plan_threads = radix;
   /// Sorts of at least this many keys count round 0's histogram over the top two digits, so
   /// that round 1 needs no histogram pass of its own; below it, the joint histogram's fixed
