@@ -10,7 +10,7 @@ cd "$(dirname "$0")" || exit 1
 export LD_LIBRARY_PATH=$PWD/lib
 out=${OUT:?OUT names the folder for stats.log}
 nvidia-smi --query-gpu=name --format=csv,noheader
-for spec in "u32 uniform" "u64 uniform" "u32 and:3" "u64 and:3" "u32 sorted"; do
+for spec in "u32 uniform" "u64 uniform" "u64 and:2" "u32 and:3" "u64 and:3" "u32 sorted"; do
   read -r t d <<< "$spec"
   bin/gpusort-datagen -q --format "$t" -d "$d" --size 8G -o /tmp/in.bin || exit 1
   for a in hrs onesweep auto; do
