@@ -13,6 +13,6 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
     echo "# $b round $r"
     timeout 100 "bin/$b" --types "${TYPES:-u32,u64,u32u32,u64u64:27}" --log2n 28 --repeat 5 \
       --warmup 1 --dists "${DISTS:-uniform,and3,zipf,equal}" --phases 2>/dev/null |
-      grep -E '^"NVIDIA' | cut -d, -f2,3,7,8,9,19 | sed 's/local c[0-5] [0-9.]*; //g'
+      grep -E '^"NVIDIA' | cut -d, -f2,3,7,8,9,19
   done
 done
