@@ -277,4 +277,60 @@ __device__ __forceinline__ void sort_groups(std::uint32_t (&v)[Size]) {
   if constexpr (First + Group < Size) sort_groups<Group, First + Group>(v);
 }
 
+/**
+ * This thread's keys of a key block read in 16-byte vectors (Kpt of them, vector i at
+ * i * blockDim.x + threadIdx.x): labels[k] = label_of(key) and visit(key) for each, `none`
+ * where the block has no key. The block's unaligned edge keys are the caller's (span.edge).
+ */
+template <int Kpt, typename Key, typename LabelOf, typename Visit>
+__device__ __forceinline__ void read_labels(const vector_block<Key>& span,
+                                            std::uint32_t (&labels)[Kpt], std::uint32_t none,
+                                            LabelOf label_of, Visit visit) {
+  constexpr int per_vector = vector_block<Key>::per_vector;
+  static_assert(Kpt % per_vector == 0);
+#pragma unroll
+  for (int i = 0; i < Kpt / per_vector; ++i) {
+    const std::uint32_t v = static_cast<std::uint32_t>(i) * blockDim.x + threadIdx.x;
+    if (v < span.vectors) {
+      Key vk[per_vector];
+      span.unpack(span.vector(v), vk);
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e) {
+        labels[i * per_vector + e] = label_of(vk[e]);
+        visit(vk[e]);
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e) labels[i * per_vector + e] = none;
+    }
+  }
+}
+
+/**
+ * Sorts each group of Group consecutive labels and calls add(label, run) once per run of equal
+ * labels, leaving out `none` (the largest label): a counter of skewed keys takes one atomic per
+ * run instead of one per key.
+ */
+template <int Group, int Kpt, typename Add>
+__device__ __forceinline__ void add_label_runs(std::uint32_t (&labels)[Kpt], std::uint32_t none,
+                                               Add add) {
+  sort_groups<Group>(labels);
+#pragma unroll
+  for (int g = 0; g < Kpt; g += Group) {
+    std::uint32_t run = 1;
+#pragma unroll
+    for (int i = 0; i < Group; ++i) {
+      const std::uint32_t d = labels[g + i];
+      const std::uint32_t next = i + 1 < Group ? labels[g + i + 1 < Kpt ? g + i + 1 : g + i]
+                                               : none + 1;
+      if (next != d) {
+        if (d != none) add(d, run);
+        run = 1;
+      } else {
+        ++run;
+      }
+    }
+  }
+}
+
 }  // namespace gpusort::gpu::hrs::block

@@ -209,7 +209,8 @@ std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested, int cc) 
 namespace detail {
 
 /// The tuning of a sort with `shapes`, resolved and checked against them, and its arguments
-/// over `n` keys with this workspace.
+/// over `n` keys with this workspace. `round_zero_here` false: the sort starts from round 1,
+/// its round 0 counted and scattered elsewhere (the multi-GPU exchange).
 template <typename Key, typename Value, typename Policy>
 struct launch_setup {
   tuning t;
@@ -221,7 +222,8 @@ launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
                                               const tuning& requested, Key* const keys[2],
                                               Value* const values[2], std::uint64_t n,
                                               std::byte* d_workspace,
-                                              std::size_t workspace_size) {
+                                              std::size_t workspace_size,
+                                              bool round_zero_here = true) {
   launch_setup<Key, Value, Policy> s;
   s.t = resolve_with<Policy>(requested);
   const tuning& t = s.t;
@@ -268,7 +270,9 @@ launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
   a.ws.block_hist = reinterpret_cast<std::uint32_t*>(d_workspace + l.block_hist_offset);
   a.ws.bucket_capacity = clamp32(l.bucket_capacity);
   a.ws.block_capacity = clamp32(l.block_capacity);
-  if (l.joint) {
+  // A sort that starts from round 1 (its round 0 counted and scattered elsewhere) has no joint
+  // histogram to read: round 1 counts its own histograms.
+  if (l.joint && round_zero_here) {
     a.ws.joint_partials = reinterpret_cast<std::uint32_t*>(d_workspace + l.joint_partials_offset);
     a.ws.joint_carries =
         reinterpret_cast<unsigned long long*>(d_workspace + l.joint_carries_offset);
@@ -453,9 +457,8 @@ void sort_from_second_round(const device_shapes& shapes, const tuning& requested
   with_policy(detail::policies_of<Key, no_value>{}, shapes.compute_capability, [&](auto policy) {
     using P = decltype(policy);
     no_value* const v[2] = {nullptr, nullptr};
-    auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, keys, v, n, d_workspace,
-                                                    workspace_size);
-    s.a.ws.joint = nullptr;  // round 0 was counted elsewhere: round 1 counts its own histograms
+    const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, keys, v, n,
+                                                          d_workspace, workspace_size, false);
     GPUSORT_CUDA_TRY(cudaMemsetAsync(s.a.ws.ctr, 0, sizeof(counters), stream));
     first_round_counts c;
     std::copy(digit_counts, digit_counts + radix, c.count);

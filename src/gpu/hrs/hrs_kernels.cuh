@@ -187,9 +187,6 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogra
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int group = kpt < 8 ? kpt : 8;
   static_assert(kpt % group == 0 && (group & (group - 1)) == 0);
-  constexpr int per_vector = block::vector_block<Key>::per_vector;
-  constexpr int vectors = kpt / per_vector;  // per thread
-  static_assert(kpt % per_vector == 0);
   __shared__ std::uint32_t hist[radix];
   __shared__ std::uint32_t acc[radix];
   __shared__ std::uint64_t scratch[Policy::max_counting_threads / warp_threads];
@@ -250,45 +247,17 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogra
 
       const block::vector_block<Key> span(src + blk.offset, blk.count);
       std::uint32_t digits[kpt];
-#pragma unroll
-      for (int i = 0; i < vectors; ++i) {
-        const std::uint32_t v = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
-        if (v < span.vectors) {
-          Key vk[per_vector];
-          span.unpack(span.vector(v), vk);
-#pragma unroll
-          for (int e = 0; e < per_vector; ++e) {
-            digits[i * per_vector + e] = block::digit_of(vk[e], shift);
-            note(vk[e], with_extremes);
-          }
-        } else {
-#pragma unroll
-          for (int e = 0; e < per_vector; ++e) digits[i * per_vector + e] = radix;  // no key
-        }
-      }
+      block::read_labels(
+          span, digits, radix, [&](Key key) { return block::digit_of(key, shift); },
+          [&](Key key) { note(key, with_extremes); });
       if (const std::uint32_t e = span.edge(threadIdx.x); e < blk.count) {
         const Key key = span.keys[e];
         atomicAdd(&hist[block::digit_of(key, shift)], 1u);
         note(key, with_extremes);
       }
       if (reduce_first) {
-        block::sort_groups<group>(digits);
-#pragma unroll
-        for (int g = 0; g < kpt; g += group) {
-          std::uint32_t run = 1;
-#pragma unroll
-          for (int i = 0; i < group; ++i) {
-            const std::uint32_t d = digits[g + i];
-            const std::uint32_t next =
-                i + 1 < group ? digits[g + i + 1 < kpt ? g + i + 1 : g + i] : radix + 1;
-            if (next != d) {
-              if (d < radix) atomicAdd(&hist[d], run);
-              run = 1;
-            } else {
-              ++run;
-            }
-          }
-        }
+        block::add_label_runs<group>(
+            digits, radix, [&](std::uint32_t d, std::uint32_t run) { atomicAdd(&hist[d], run); });
       } else {
 #pragma unroll
         for (int i = 0; i < kpt; ++i)
@@ -333,9 +302,7 @@ __global__ void __launch_bounds__(joint_threads, 1)
     joint_histogram_kernel(sort_args<Key, Value> a) {
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int group = kpt < 8 ? kpt : 8;
-  constexpr int per_vector = block::vector_block<Key>::per_vector;
-  constexpr int vectors = kpt / per_vector;  // per thread
-  static_assert(kpt % per_vector == 0 && kpt % group == 0);
+  static_assert(kpt % group == 0);
   static_assert(joint_threads * kpt < joint_carry, "a step could carry into the next bin");
   extern __shared__ uint4 smem[];
   std::uint32_t* counters = reinterpret_cast<std::uint32_t*>(smem);
@@ -371,49 +338,21 @@ __global__ void __launch_bounds__(joint_threads, 1)
     const block::vector_block<Key> span(
         src + at, static_cast<std::uint32_t>(last - at < step ? last - at : step));
     std::uint32_t bins[kpt];
-#pragma unroll
-    for (int i = 0; i < vectors; ++i) {
-      const std::uint32_t v = static_cast<std::uint32_t>(i) * threads + threadIdx.x;
-      if (v < span.vectors) {
-        Key vk[per_vector];
-        span.unpack(span.vector(v), vk);
-#pragma unroll
-        for (int e = 0; e < per_vector; ++e) {
-          bins[i * per_vector + e] = bin_of(vk[e]);
-          key_min = vk[e] < key_min ? vk[e] : key_min;
-          key_max = vk[e] > key_max ? vk[e] : key_max;
-        }
-      } else {
-#pragma unroll
-        for (int e = 0; e < per_vector; ++e) bins[i * per_vector + e] = no_key;
-      }
-    }
+    auto note = [&](Key key) {
+      key_min = key < key_min ? key : key_min;
+      key_max = key > key_max ? key : key_max;
+    };
+    block::read_labels(span, bins, no_key, bin_of, note);
     if (const std::uint32_t e = span.edge(threadIdx.x); e < span.count) {
       const Key key = span.keys[e];
       add(bin_of(key), 1);
-      key_min = key < key_min ? key : key_min;
-      key_max = key > key_max ? key : key_max;
+      note(key);
     }
     bool repeats = false;  // two neighbouring keys of this thread share their bin
 #pragma unroll
     for (int i = 1; i < kpt; ++i) repeats |= bins[i] == bins[i - 1] && bins[i] != no_key;
     if (crowded) {
-      block::sort_groups<group>(bins);
-#pragma unroll
-      for (int g = 0; g < kpt; g += group) {
-        std::uint32_t run = 1;
-#pragma unroll
-        for (int i = 0; i < group; ++i) {
-          const std::uint32_t d = bins[g + i];
-          const std::uint32_t next = i + 1 < group ? bins[g + i + 1] : no_key + 1;
-          if (next != d) {
-            if (d != no_key) add(d, run);
-            run = 1;
-          } else {
-            ++run;
-          }
-        }
-      }
+      block::add_label_runs<group>(bins, no_key, add);
     } else {
 #pragma unroll
       for (int i = 0; i < kpt; ++i)
