@@ -118,8 +118,14 @@ struct sm90_policy {
   /// 2^28 uniform keys: u32 5.69 ms at 12 bits, 6.61 at 8; u64 8.33 against 9.46).
   static constexpr std::uint32_t group_bits = 12;
   /// Sub-buckets are merged into one local sort while their total stays under this (the
-  /// paper's lower threshold, section 4.2).
-  static constexpr std::uint32_t merge_threshold = 1152;
+  /// paper's lower threshold, section 4.2). 64-bit keys merge less: a merged job's groups
+  /// take the top bits of its digit and only a few below, so skewed sub-buckets crowd them and
+  /// the job takes the LSD passes. 2^28 keys AND-ed of 2 words (tools/bench/hrs/job_mix.cpp):
+  /// 5-70% of the jobs of 577 to 2304 keys crowded at 1152, none at 256; H100: u64 14.04 ->
+  /// 12.75 ms, u64/u64 11.71 -> 11.16; AND of 3 words 1-2% faster; uniform, sorted, Zipf and
+  /// AND of 4-5 words within 1.1%. 32-bit keys gain on AND of 2 words and lose 2-3% on AND of
+  /// 3, and keep 1152.
+  static constexpr std::uint32_t merge_threshold = KeyBytes == 8 ? 256 : 1152;
   /// A key block whose largest digit holds more than 1/skew_divisor of its keys partitions
   /// with warp-aggregated shared-memory atomics instead of one atomic per key (section 4.4),
   /// and the histogram reduces its digits in registers first; 1: never. Hopper's shared
