@@ -209,14 +209,15 @@ std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested, int cc) 
 namespace detail {
 
 /// The tuning of a sort with `shapes`, resolved and checked against them, and its arguments
-/// over `n` keys with this workspace. `round_zero_here` false: the sort starts from round 1,
-/// its round 0 counted and scattered elsewhere (the multi-GPU exchange).
+/// over `n` keys with this workspace.
 template <typename Key, typename Value, typename Policy>
 struct launch_setup {
   tuning t;
   sort_args<Key, Value> a;
 };
 
+/// The launch setup of a sort; `round_zero_here` false: the sort starts from round 1, its
+/// round 0 counted and scattered elsewhere (the multi-GPU exchange).
 template <typename Key, typename Value, typename Policy>
 launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
                                               const tuning& requested, Key* const keys[2],
