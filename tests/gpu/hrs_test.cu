@@ -534,7 +534,30 @@ TEST_F(hrs_beyond_32_bit_counts_test, MoreThan2To32Keys) {
 
 // --- through the run former (the chunk_sorter seam), every key-only type and order ----------
 
-class hrs_run_former_test : public gpu_test {};
+class hrs_run_former_test : public gpu_test {
+ protected:
+  /// The runs the former makes of `input` with the hybrid radix sort, on poisoned device
+  /// memory, in chunks of `chunk` records.
+  static std::vector<std::vector<std::byte>> hrs_runs(const std::vector<std::byte>& input,
+                                                      const record_format& f, bool descending,
+                                                      std::uint64_t chunk) {
+    gpu::run_former_config config;
+    config.format = f;
+    config.descending = descending;
+    config.algorithm = gpu::chunk_algorithm::hrs;
+    config.max_chunk_records = chunk;
+    config.poison_device_memory = true;
+    collecting_sink sink(f.record_size);
+    {
+      gpu::run_former former(config, sink, nullptr);
+      EXPECT_NE(former.describe().find("hybrid radix sort"), std::string::npos)
+          << former.describe();
+      former.push({input.data(), input.size()}, nullptr);
+      former.finish();
+    }
+    return sink.runs();
+  }
+};
 
 TEST_F(hrs_run_former_test, EveryKeyOnlyTypeAndOrder) {
   const std::uint64_t n = 300001;
@@ -547,21 +570,7 @@ TEST_F(hrs_run_former_test, EveryKeyOnlyTypeAndOrder) {
       SCOPED_TRACE(describe(f) + (descending ? " descending" : "") + " seed " +
                    std::to_string(seed));
       const std::vector<std::byte> input = random_records(n, f, seed);
-      gpu::run_former_config config;
-      config.format = f;
-      config.descending = descending;
-      config.algorithm = gpu::chunk_algorithm::hrs;
-      config.max_chunk_records = chunk;
-      config.poison_device_memory = true;
-      collecting_sink sink(f.record_size);
-      {
-        gpu::run_former former(config, sink, nullptr);
-        EXPECT_NE(former.describe().find("hybrid radix sort"), std::string::npos)
-            << former.describe();
-        former.push({input.data(), input.size()}, nullptr);
-        former.finish();
-      }
-      expect_runs_match(input, f, descending, chunk, sink.runs());
+      expect_runs_match(input, f, descending, chunk, hrs_runs(input, f, descending, chunk));
     }
   }
 }
@@ -661,19 +670,8 @@ TEST_F(hrs_run_former_test, KeyPayloadRecords) {
       SCOPED_TRACE(describe(f) + (descending ? " descending" : "") + " seed " +
                    std::to_string(seed));
       const std::vector<std::byte> input = random_records(n, f, seed);
-      gpu::run_former_config config;
-      config.format = f;
-      config.descending = descending;
-      config.algorithm = gpu::chunk_algorithm::hrs;
-      config.max_chunk_records = chunk;
-      config.poison_device_memory = true;
-      collecting_sink sink(f.record_size);
-      {
-        gpu::run_former former(config, sink, nullptr);
-        former.push({input.data(), input.size()}, nullptr);
-        former.finish();
-      }
-      expect_runs_match_unstable(input, f, descending, chunk, sink.runs());
+      expect_runs_match_unstable(input, f, descending, chunk,
+                                 hrs_runs(input, f, descending, chunk));
     }
   }
 }
