@@ -7,8 +7,9 @@
 # (the entropy table: 2^28 u32 and u64 keys, 2^27 u64/u64 and 2^28 u32/u32 pairs), sweep.csv
 # (sizes 2^14..2^26, for the auto crossover), bench.log.
 # Usage: device_hrs.sh [tests] [sanitizer] [bench] [variants] [sweep]   (default: all but
-#   variants). variants: uniform keys of every type with each option set of VARIANTS (';'
-#   between sets) into variants.csv, one '# variant' line before each.
+#   variants). variants: uniform keys (VARIANT_DISTS: other distributions) of every type with
+#   each option set of VARIANTS (';' between sets) into variants.csv, one '# variant' line
+#   before each, in the columns of ab.sh (ab_report.py summarizes it).
 #   BENCH_ARGS adds options to both benchmark runs (e.g. --local-threshold 4608); TESTS,
 #   TEST_TIMEOUT, SAN_TIMEOUT, BENCH_TIMEOUT (seconds) bound the stages; GROUP_BITS_RUNS runs
 #   the tests once per value of GPUSORT_HRS_TEST_GROUP_BITS (default: 0, the policy's).
@@ -78,11 +79,13 @@ if want variants; then
   : > "$out/variants.csv"
   IFS=';' read -ra sets <<< "${VARIANTS:-}"
   for v in "${sets[@]}"; do
+    # The columns ab.sh keeps, which tools/bench/hrs/ab_report.py reads.
     echo "# variant: $v" >> "$out/variants.csv"
     timeout 60 "$bin/gpusort-bench-hrs" --types "$types" --log2n 28 --repeat 3 --warmup 1 \
-      --dists uniform --phases $v >> "$out/variants.csv" 2>> "$out/bench.log"
+      --dists "${VARIANT_DISTS:-uniform}" --phases $v 2>> "$out/bench.log" |
+      grep -E '^"NVIDIA' | cut -d, -f2,3,7,8,9,19 >> "$out/variants.csv"
   done
-  grep -E '^# variant|^\|' "$out/variants.csv" | grep -v -- '---\|HRS ms'
+  cat "$out/variants.csv"
 fi
 
 if want sweep; then
