@@ -5,8 +5,9 @@
 // key+value pairs, CUB's keys and, within each run of equal keys, the same multiset of values.
 // The alternate buffers and the workspace are poisoned first; the model's bounds must hold (no
 // overflow). The first round split out (count, scatter through cursors, the sort from the
-// second round) as the multi-GPU exchange runs it. Through the run former: every key type, order and record layout against the
-// std::stable_sort oracle. GPUSORT_HRS_TEST_MAX_KEYS caps the sizes (sanitizer runs).
+// second round) as the multi-GPU exchange runs it. Through the run former: every key type,
+// order and record layout against the std::stable_sort oracle. GPUSORT_HRS_TEST_MAX_KEYS caps
+// the sizes (sanitizer runs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -140,7 +141,8 @@ class hrs_test : public gpu_test {
         buffers_.cub_workspace().data(), buffers_.cub_workspace().size(), buffers_.keys(2),
         buffers_.keys(3), static_cast<std::uint32_t>(n), s);
     const Key* expected = buffers_.keys(in_alternate ? 3 : 2);
-    const compare_result r = compare_keys<Key>(buffers_.keys(0), expected, n, buffers_.scratch(), s);
+    const compare_result r =
+        compare_keys<Key>(buffers_.keys(0), expected, n, buffers_.scratch(), s);
     EXPECT_EQ(r.mismatches, 0u) << "first difference at key " << r.first;
     if (n != 0) {
       const gpu::hrs::counters c =
@@ -158,7 +160,8 @@ class hrs_test : public gpu_test {
   void check_first_round(std::uint64_t n, const key_distribution& dist,
                          std::uint32_t sections = 1) {
     if (n > max_keys()) return;
-    const std::uint64_t seed = base_seed() ^ (n * 0x51ed27ull) ^ static_cast<std::uint64_t>(dist.what);
+    const std::uint64_t seed =
+        base_seed() ^ (n * 0x51ed27ull) ^ static_cast<std::uint64_t>(dist.what);
     SCOPED_TRACE("first round, u" + std::to_string(8 * sizeof(Key)) + " n=" + std::to_string(n) +
                  " " + dist.name() + " sections=" + std::to_string(sections) +
                  " seed=" + std::to_string(seed));
@@ -459,8 +462,10 @@ class hrs_pairs_test : public gpu_test {
 };
 
 using pair_types =
-    ::testing::Types<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>,
-                     std::pair<std::uint32_t, std::uint64_t>, std::pair<std::uint64_t, std::uint32_t>>;
+    ::testing::Types<std::pair<std::uint32_t, std::uint32_t>,
+                     std::pair<std::uint64_t, std::uint64_t>,
+                     std::pair<std::uint32_t, std::uint64_t>,
+                     std::pair<std::uint64_t, std::uint32_t>>;
 TYPED_TEST_SUITE(hrs_pairs_test, pair_types);
 
 TYPED_TEST(hrs_pairs_test, EveryDistributionAndSize) {

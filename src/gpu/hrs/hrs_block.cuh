@@ -185,7 +185,8 @@ __device__ __forceinline__ T all_or(T x, T* word) {
  * holds one T per warp. Every thread calls it; it synchronizes the block twice.
  */
 template <typename T, typename Op>
-__device__ __forceinline__ T exclusive_scan(T x, Op op, T identity, T* scratch, T* total = nullptr) {
+__device__ __forceinline__ T exclusive_scan(T x, Op op, T identity, T* scratch,
+                                            T* total = nullptr) {
   const T inclusive = warp_inclusive_scan(x, op);
   if (lane_id() == warp_threads - 1) scratch[warp_id()] = inclusive;
   __syncthreads();

@@ -34,7 +34,8 @@ layout_params layout_params_of(std::uint32_t key_bytes, const tuning& t) {
   p.merge_threshold = t.merge_threshold;
   p.config_count = t.local_config_count;
   p.joint_min_keys = t.joint_min_keys;
-  for (int c = 0; c < t.local_config_count; ++c) p.config_capacity[c] = t.local_configs[c].capacity();
+  for (int c = 0; c < t.local_config_count; ++c)
+    p.config_capacity[c] = t.local_configs[c].capacity();
   return p;
 }
 
@@ -44,7 +45,8 @@ tuning resolve_with(const tuning& requested) {
   tuning t = requested;
   if (t.local_config_count == 0) {
     t.local_config_count = Policy::local_config_count;
-    for (int c = 0; c < Policy::local_config_count; ++c) t.local_configs[c] = Policy::local_configs[c];
+    for (int c = 0; c < Policy::local_config_count; ++c)
+      t.local_configs[c] = Policy::local_configs[c];
   }
   GPUSORT_EXPECTS(t.local_config_count >= 1 && t.local_config_count <= max_local_configs,
                   "HRS: between 1 and " + std::to_string(max_local_configs) +

@@ -42,7 +42,8 @@ __device__ __forceinline__ int config_for(const sort_args<Key, Value>& a, std::u
   return c;
 }
 
-/// Marks the sort as broken (a bound of the model was exceeded: a bug); the host checks it in tests.
+/// Marks the sort as broken (a bound of the model was exceeded: a bug); the host checks it in
+/// tests.
 __device__ __forceinline__ void report_overflow(counters* ctr) { atomicExch(&ctr->overflow, 1u); }
 
 // --- initial assignment ------------------------------------------------------------------------
@@ -162,7 +163,8 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
   const std::uint32_t per = (total + gridDim.x - 1) / gridDim.x;
   const std::uint64_t first = std::uint64_t{blockIdx.x} * per;
   const std::uint64_t last = first + per < total ? first + per : total;
-  return first < last ? block_range{static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last)}
+  return first < last ? block_range{static_cast<std::uint32_t>(first),
+                                    static_cast<std::uint32_t>(last)}
                       : block_range{0, 0};
 }
 
@@ -175,10 +177,11 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
  * block of a thread block), each thread first reduces its digits in registers (a sorting network
  * over groups of 8, then one atomic per run of equal digits), so that skewed inputs do not
  * serialize on one counter. With skew_divisor 1 (Hopper's policy) no digit is crowded: there one
- * atomic per key was faster on every distribution. The block's histogram is stored for the scatter; the bucket's
- * histogram is accumulated in shared memory while consecutive key blocks belong to the same
- * bucket and added to device memory with one atomic per digit when the bucket changes, with the
- * bucket's smallest and largest key in even rounds (the plan looks for all-equal buckets there).
+ * atomic per key was faster on every distribution. The block's histogram is stored for the
+ * scatter; the bucket's histogram is accumulated in shared memory while consecutive key blocks
+ * belong to the same bucket and added to device memory with one atomic per digit when the
+ * bucket changes, with the bucket's smallest and largest key in even rounds (the plan looks for
+ * all-equal buckets there).
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogram_blocks_per_sm)
@@ -958,9 +961,10 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
       // Group by the top differing bits (unstable: a shared atomic per key gives its place in
       // its group), counters in the space of the LSD counters and match words.
       constexpr unsigned key_bits = 8 * sizeof(Key);
-      const unsigned top = key_bits - 1 -
-                           static_cast<unsigned>(sizeof(Key) == 8 ? __clzll(static_cast<long long>(differ))
-                                                                  : __clz(static_cast<int>(differ)));
+      const unsigned top =
+          key_bits - 1 -
+          static_cast<unsigned>(sizeof(Key) == 8 ? __clzll(static_cast<long long>(differ))
+                                                 : __clz(static_cast<int>(differ)));
       const unsigned bits = group_bits();
       const std::uint32_t groups = 1u << bits;
       const unsigned group_shift = top + 1 >= bits ? top + 1 - bits : 0;

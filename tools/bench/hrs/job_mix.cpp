@@ -75,7 +75,9 @@ class model {
     for (std::size_t i = lo; i < hi; ++i) ++groups[(keys_[i] >> shift) & (groups.size() - 1)];
     if (*std::max_element(groups.begin(), groups.end()) > o_.rank_group_max) {
       ++s.crowded;
-      for (std::uint64_t d = differ; d != 0; d &= ~(std::uint64_t{radix - 1} << std::countr_zero(d)))
+      // One pass per 8-bit window from the lowest differing bit up, as the kernel's loop.
+      for (std::uint64_t d = differ; d != 0;
+           d &= ~(std::uint64_t{radix - 1} << std::countr_zero(d)))
         ++s.lsd_passes;
     } else {
       for (const std::uint32_t g : groups) s.comparisons += std::uint64_t{g} * g;
