@@ -112,7 +112,8 @@ std::vector<option_group> option_groups() {
        "directory for runs spilled to disk (default $TMPDIR or /tmp), striped across up to "
        "eight files written in parallel")
       ("parallel", po::value<std::string>()->value_name("N"),
-       "use at most N threads for CPU work (default, and at most: the CPUs available)")
+       "use at most N threads for CPU work (default, and at most: the CPUs available); "
+       "a pipe input is read by up to N/2 of them (at most 8), below 4 by one")
       ("devices", po::value<std::string>()->value_name("LIST"),
        "GPUs to use: auto (default: every GPU present, the CPU when there is none or the "
        "input is small, see --algorithm), all "

@@ -51,9 +51,13 @@ void file_descriptor::reset() noexcept {
   fd_ = -1;
 }
 
-void file_descriptor::grow_pipe_buffer() const noexcept {
+bool file_descriptor::is_pipe() const noexcept {
   struct stat st {};
-  if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+  return fd_ >= 0 && ::fstat(fd_, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+void file_descriptor::grow_pipe_buffer() const noexcept {
+  if (!is_pipe()) return;
   try {
     std::ifstream limit("/proc/sys/fs/pipe-max-size");
     long bytes = 0;

@@ -41,6 +41,8 @@ class file_descriptor {
   [[nodiscard]] std::uint64_t size() const;
   /// True for a regular file (seekable, with a known size); false for pipes, sockets, ttys.
   [[nodiscard]] bool is_regular() const;
+  /// True for a pipe or FIFO; false for anything else, and where fstat fails.
+  [[nodiscard]] bool is_pipe() const noexcept;
 
   /// Grows a pipe's buffer to the largest the system allows (fs.pipe-max-size, 1 MiB by
   /// default, against 64 KiB): a fast peer then moves 16 times more per call and per wake-up.

@@ -107,6 +107,7 @@ input_source::input_source(const std::vector<std::string>& paths, std::uint32_t 
       total += bytes;
     } else {
       all_regular = false;
+      in.pipe = in.fd.is_pipe();
       in.fd.grow_pipe_buffer();
       read_stream_header(in);
     }
@@ -218,7 +219,17 @@ std::size_t input_source::stream_bytes(input& in, std::span<std::byte> dst, Raw&
 std::size_t input_source::read_stream(std::size_t i, std::span<std::byte> dst) {
   input& in = inputs_.at(i);
   GPUSORT_EXPECTS(!in.regular, "read_stream: " + in.fd.path() + " is a regular file");
-  return stream_bytes(in, dst, [&](std::span<std::byte> s) { return read_fully(in.fd, s); });
+  return stream_bytes(in, dst, [&](std::span<std::byte> s) {
+    if (pipe_fanout* fanout = fanout_for(in, s.size())) return fanout->read(s);
+    return read_fully(in.fd, s);
+  });
+}
+
+pipe_fanout* input_source::fanout_for(input& in, std::size_t bytes) {
+  if (!in.pipe || bytes < pipe_fanout::min_read_bytes || pipe_lanes_ < 2) return nullptr;
+  if (!in.fanout)
+    in.fanout = std::make_unique<pipe_fanout>(in.fd.get(), in.fd.path(), pipe_lanes_);
+  return in.fanout.get();
 }
 
 std::string input_source::describe() const {
@@ -244,8 +255,10 @@ std::size_t input_source::read(std::span<std::byte> dst, uring& ring,
       filled += n;
       if (in.consumed == in.size) ++current_;
     } else {
-      const std::size_t n = stream_bytes(
-          in, rest, [&](std::span<std::byte> s) { return ring.read_stream(in.fd, s); });
+      const std::size_t n = stream_bytes(in, rest, [&](std::span<std::byte> s) {
+        if (pipe_fanout* fanout = fanout_for(in, s.size())) return fanout->read(s);
+        return ring.read_stream(in.fd, s);
+      });
       filled += n;
       if (n < rest.size()) ++current_;  // the stream ended
     }
@@ -335,6 +348,7 @@ std::optional<input_mapping> input_source::map_input(std::size_t i, bool populat
 
 void input_source::close() noexcept {
   for (input& in : inputs_) {
+    in.fanout.reset();
     in.direct.reset();
     in.fd.reset();
   }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "io/file_descriptor.hpp"
 #include "io/npy_header.hpp"
+#include "io/pipe_fanout.hpp"
 #include "io/uring.hpp"
 
 namespace gpusort::io {
@@ -42,7 +45,7 @@ class input_mapping {
 /**
  * Opens every input up front, so that a missing or unreadable file fails before any work.
  * - Regular files are read at offsets with several requests in flight; streams (pipes, ttys,
- *   stdin) sequentially until they end.
+ *   stdin) sequentially until they end, a pipe's large reads through a pipe_fanout.
  * - NumPy .npy inputs (recognised by their magic string, on streams too) are read after their
  *   header: every offset, size and mapping below counts their records only. All inputs are
  *   .npy files of one dtype, or none is; npy() describes them.
@@ -124,6 +127,12 @@ class input_source {
    */
   std::size_t read_stream(std::size_t i, std::span<std::byte> dst);
 
+  /// Reads a pipe with at most `lanes` helper threads (pipe_fanout; default
+  /// pipe_fanout::default_lanes()); fewer than two read it directly. Call before reading.
+  void limit_pipe_lanes(std::size_t lanes) noexcept {
+    pipe_lanes_ = std::min(pipe_lanes_, lanes);
+  }
+
   /// Closes every input file once the sort has read all it needs: an input that the output
   /// replaces (`gpusort f f`) is then not held open past the rename, and release_in_background
   /// frees it instead of our exit. Standard input stays open. Nothing may be read afterwards.
@@ -147,12 +156,17 @@ class input_source {
     bool ended = false;
     bool end_checked = false;
     std::optional<file_descriptor> direct;  // read_past_cache(): the same file, O_DIRECT
+    bool pipe = false;                      // a stream that is a pipe (or FIFO)
+    std::unique_ptr<pipe_fanout> fanout;    // a pipe's, from its first large read on
   };
   /// Reads a range of one regular input, past the cache where read_past_cache() asked.
   static void read_file_range(const input& in, std::uint64_t offset, std::span<std::byte> dst,
                               uring& ring, const transfer_config& config);
   /// Reads an .npy header at the start of regular input `in` when there is one.
   void read_file_header(input& in);
+  /// The fanout that reads `bytes` of stream `in`, made on first use; nullptr where a read of
+  /// the stream itself serves (not a pipe, or a short read).
+  pipe_fanout* fanout_for(input& in, std::size_t bytes);
   /// Looks at the first bytes of stream `in`: an .npy header is read, other bytes kept.
   void read_stream_header(input& in);
   /// Takes `header` as the description of `in` (checks it and that it matches the others).
@@ -169,6 +183,7 @@ class input_source {
   std::optional<npy_header> npy_;
   std::string npy_name_;  // the input npy_ describes
   std::uint64_t npy_records_ = 0;
+  std::size_t pipe_lanes_ = pipe_fanout::default_lanes();
 };
 
 }  // namespace gpusort::io

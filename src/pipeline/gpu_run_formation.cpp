@@ -231,11 +231,13 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
         feed(shared->queue.first_byte(*c), shared->queue.last_byte(*c));
       }
     } else if (direct) {
-      // A stream: one piece at a time, in order.
+      // A stream: one piece at a time, in order (a pipe's through io::pipe_fanout).
       const std::size_t piece = staging_bytes / format.record_size * format.record_size;
+      std::uint64_t streamed = 0;
       for (;;) {
         std::byte* p = staging_in.acquire();
         const std::size_t n = read_into({p, piece});
+        streamed += n;
         if (n == 0) {
           staging_in.release(p);
           break;
@@ -243,6 +245,9 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
         former.push({p, n}, [&staging_in, p] { staging_in.release(p); });
         if (n < piece) break;
       }
+      // The output's size is known now: opened here, it faults in (where the plan says so)
+      // while the GPU sorts the last chunk, instead of after.
+      if (whole && streamed > 0) open_sink(streamed);
     } else {
       // Whole chunks are read into host memory (the gather needs them), their items
       // extracted into staging and pushed.

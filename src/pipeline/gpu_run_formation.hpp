@@ -53,6 +53,9 @@ struct gpu_stage_config {
  * - When one GPU takes the input, its size is known and it fits one chunk, the sorted records
  *   are written to the sink that `open_sink(total_bytes)` returns, as they arrive, and no run
  *   is stored.
+ * - A stream's output is opened (`open_sink` with its size) as soon as the stream ends, before
+ *   its last chunk is sorted, so that the output can fault in meanwhile; its runs still go to
+ *   `store`.
  * - Otherwise each run goes to `store` (resident or spilled by its limit). Several GPUs form
  *   runs at once, each on threads of its own: chunks of a file they take from one queue (run c
  *   is chunk c) where each holds config.max_chunk_records, else each its share (run ids of

@@ -16,11 +16,11 @@ io::output_sink& output_opener::open(std::uint64_t total_bytes) {
   // prefault); the merges write windows.
   const io::write_method method = plan_.mode == output_mode::direct ? io::write_method::direct
                                                                      : io::write_method::automatic;
-  sink_ = io::make_output_sink(out_, total_bytes, method, trace_,
-                               plan_.mode == output_mode::mapped_whole, format_.record_size);
+  const bool whole = plan_.whole(total_bytes);
+  sink_ = io::make_output_sink(out_, total_bytes, method, trace_, whole, format_.record_size);
   if (unique_stream_) sink_ = std::make_unique<unique_stream_sink>(std::move(sink_), format_);
   bytes_ = total_bytes;
-  if (plan_.prefault) sink_->prefault(plan_.prefault_threads);
+  if (plan_.prefault && whole) sink_->prefault(plan_.prefault_threads);
   return *sink_;
 }
 

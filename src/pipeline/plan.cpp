@@ -235,6 +235,18 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
               std::string("faulted in on idle cores from the start");
     return out;
   }
+  if (!input_bytes && facts.gpu_allowed) {
+    // A stream's size is known once it ends, while the GPU still sorts its last chunk: the
+    // output opens then and faults in meanwhile. Written after the sort instead, in windows,
+    // 8 GiB from a pipe took 1.26 s (6.8 GB/s) on the H100 machine, the sort 2.3 s in all.
+    out.whole_up_to = budget;
+    out.prefault = true;
+    out.prefault_threads = std::max(1u, thread_count(options, facts.cpus) / 2);
+    out.why = "a stream's size is known when it ends: mapped whole then and faulted in while "
+              "the GPU sorts, if it fits the host budget (" + format_bytes(budget) +
+              "), else written in windows";
+    return out;
+  }
   if (input_bytes && *input_bytes > 0 && layout.single_run) {
     out.mode = output_mode::mapped_whole;
     out.why = "one CPU run: its last pass writes into the output mapping";
@@ -517,7 +529,9 @@ std::string sort_plan::describe(const record_format& format) const {
                 : layout.describe(format);
   s += output.mode == output_mode::mapped_whole ? "; output mapped whole"
        : output.mode == output_mode::direct     ? "; output written with O_DIRECT"
-                                                : "; output in windows";
+       : output.whole_up_to > 0 ? "; output mapped whole once the stream ends within " +
+                                      format_bytes(output.whole_up_to) + ", else in windows"
+                                : "; output in windows";
   if (bypass_page_cache) s += "; input and spills with O_DIRECT";
   if (output.prefault)
     s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";

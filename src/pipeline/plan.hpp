@@ -193,18 +193,28 @@ enum class output_mode : std::uint8_t {
 
 struct output_plan {
   output_mode mode = output_mode::windows;
-  /// Fault the output's pages in from the start, on idle cores, so that writing it is a copy.
+  /// A stream (size unknown until it ends): mapped whole after all, and prefaulted where
+  /// `prefault` says, when its size turns out to be at most this many bytes; 0: never.
+  std::uint64_t whole_up_to = 0;
+  /// Fault the output's pages in as soon as it is opened (from the start where its size is
+  /// known), on idle cores, so that writing it is a copy. Only where it is mapped whole.
   bool prefault = false;
   unsigned prefault_threads = 0;
   std::string why;
+  /// Whether an output of `total_bytes` is mapped whole: the mode's, or a stream's that ended
+  /// within whole_up_to.
+  [[nodiscard]] bool whole(std::uint64_t total_bytes) const noexcept {
+    return mode == output_mode::mapped_whole || (whole_up_to > 0 && total_bytes <= whole_up_to);
+  }
 };
 
 /**
  * The output's part of the plan. It depends only on what is known before the GPU is probed,
  * so that sort_file can start faulting the output in while CUDA initialises: a known size
  * within the host budget is mapped whole, and prefaulted when a GPU may sort it (the host's
- * cores idle meanwhile; without a GPU the CPU strategies write into the same pages). Else a
- * single CPU run maps it whole and faults it in itself, and merges write windows.
+ * cores idle meanwhile; without a GPU the CPU strategies write into the same pages). A stream
+ * that a GPU may sort is opened when it ends and treated alike if it ended within the budget.
+ * Else a single CPU run maps it whole and faults it in itself, and merges write windows.
  */
 [[nodiscard]] output_plan plan_output(std::optional<std::uint64_t> input_bytes,
                                       const sort_options& options, const host_facts& facts);

@@ -78,6 +78,8 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   // before any work, and nothing can fail once the output has replaced the old one.
   io::input_source input(inputs, requested.format.record_size);
   const sort_options options = pipeline::with_input_format(requested, input);
+  // A pipe's helper threads are CPU work too: half of --parallel, as half the CPUs without it.
+  if (options.threads != 0) input.limit_pipe_lanes(options.threads / 2);
   io::output_file out(output);
   std::optional<io::output_file> trace_out;
   if (!options.trace_path.empty()) trace_out.emplace(options.trace_path);
@@ -121,7 +123,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
     const pipeline::output_plan writing = pipeline::plan_output(input.known_size(), options, facts);
     pipeline::output_opener& opener =
         output_holder.emplace(out, writing, options.format, unique_stream, &trace);
-    if (writing.prefault) opener.open(*input.known_size());
+    if (writing.prefault && input.known_size()) opener.open(*input.known_size());
     pipeline::probe_gpu(options, facts, input.known_size());
     const pipeline::sort_plan plan = pipeline::make_plan(input.known_size(), options, facts);
     notice(options, "sorting " + input.describe() + " (" +

@@ -201,7 +201,21 @@ TEST(MakePlan, GpuStreamFormsRunsSortedAgainByRange) {
   const sort_plan plan = make_plan(std::nullopt, u64_options(), gpu_host(GiB));
   EXPECT_EQ(plan.how, strategy::gpu_ranges);
   EXPECT_NE(why(plan).find("should the stream's runs spill"), std::string::npos) << why(plan);
-  EXPECT_FALSE(plan.output.prefault) << "a stream's size is not known";
+  // Its size is known only when it ends: the output opens then, mapped whole and prefaulted
+  // while the GPU sorts, if it fits the budget.
+  EXPECT_EQ(plan.output.mode, output_mode::windows);
+  EXPECT_EQ(plan.output.whole_up_to, plan.layout.budget_bytes);
+  EXPECT_TRUE(plan.output.prefault);
+  EXPECT_TRUE(plan.output.whole(plan.layout.budget_bytes));
+  EXPECT_FALSE(plan.output.whole(plan.layout.budget_bytes + 1));
+  EXPECT_NE(plan.describe(u64_options().format).find("output mapped whole once the stream ends"),
+            std::string::npos)
+      << plan.describe(u64_options().format);
+  // Without a GPU the CPU sort writes a stream's output as before.
+  const sort_plan cpu = make_plan(std::nullopt, u64_options(), cpu_host());
+  EXPECT_EQ(cpu.output.whole_up_to, 0u);
+  EXPECT_FALSE(cpu.output.whole(GiB));
+  EXPECT_FALSE(cpu.output.prefault);
 }
 
 TEST(MakePlan, CpuOneRunWhenTheSortFitsTheBudget) {

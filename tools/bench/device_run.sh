@@ -11,8 +11,8 @@
 #   p2p: gpusort-bench-p2p over every GPU (P2P_BYTES per copy, default 1G) into p2p.csv: peer and
 #   host-staged copy bandwidth of each ordered pair, or within the GPU and D2H/H2D on one.
 #   stdin: STDIN_SIZE (default 8G) of u64 in the page cache sorted STDIN_REPEAT (3) times from
-#   the file and from `cat file |` (a fast producer), into stdin.csv; the read rate of each
-#   in stdin.log.
+#   the file, from `cat file |` and from `gpusort-bench-pipe-source file |` (a producer as fast
+#   as the page cache), into stdin.csv; each run's stats (the read stage's rate) in stdin.log.
 #   gnu: tools/bench/gnu_modes.sh: -u/-c on the GPU strategies, and -m of 16 sorted 1 GiB
 #   files against cat and the I/O floor of the same bytes, into gnu.csv and gnu.log.
 #   merge: tools/bench/merge/sweep.sh into merge.csv (and merge-baseline.csv when the package
@@ -193,20 +193,20 @@ say done
 
 if want stdin; then
   ssize=${STDIN_SIZE:-8G}
-  say "stdin $ssize: file against cat | gpusort -"
+  say "stdin $ssize: file against cat | gpusort - and pipe-source | gpusort -"
   in=$work/stdin.bin
   "$bin/gpusort-datagen" -t u64 --size "$ssize" -d uniform --seed 5 -o "$in" -q
   sync "$in"; cat "$in" > /dev/null
   echo "case,run,wall_s,valid" > "$out/stdin.csv"
   for ((run = 1; run <= ${STDIN_REPEAT:-3}; ++run)); do
-    for c in file pipe; do
+    for c in file cat splice; do
       echo "### $c run $run"
       start=$EPOCHREALTIME
-      if [ "$c" = file ]; then
-        "$bin/gpusort" --stats "$in" "$work/stdin.out"
-      else
-        cat "$in" | "$bin/gpusort" --stats - "$work/stdin.out"
-      fi
+      case $c in
+        file) "$bin/gpusort" --stats "$in" "$work/stdin.out" ;;
+        cat) cat "$in" | "$bin/gpusort" --stats - "$work/stdin.out" ;;
+        splice) "$bin/gpusort-bench-pipe-source" "$in" | "$bin/gpusort" --stats - "$work/stdin.out" ;;
+      esac
       wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
       valid=no
       "$bin/gpusort-validate" -q "$in" "$work/stdin.out" && valid=yes
