@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -239,6 +240,54 @@ TEST_F(GpuSortFile, FromAPipeIntoAPipe) {
     drain.join();
     EXPECT_GT(stats.runs, 1u);
     EXPECT_EQ(stats.strategy, where == merge_location::host ? "gpu-runs" : "gpu-ranges");
+    EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+  }
+}
+
+TEST_F(GpuSortFile, StreamOfOneChunkIsOneRunInTheOutput) {
+  test::scratch_dir dir;
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Keys and key+value records the former sorts directly; into a file (opened, and faulted in,
+  // when the stream ends), and into a pipe that takes the bytes in order.
+  struct stream_case {
+    const char* type;
+    std::uint32_t record_size;
+    std::uint64_t records;
+    bool to_pipe;
+  };
+  const stream_case cases[] = {{"u64", 8, 1500007, false},
+                               {"u32", 8, 700001, false},
+                               {"u64", 16, 333333, true},
+                               {"u32", 4, 1 << 20, false}};
+  for (const stream_case& c : cases) {
+    const record_format f = test::make_format(c.type, c.record_size, 0);
+    SCOPED_TRACE(std::string(c.type) + " in " + std::to_string(c.record_size) + "-byte records, " +
+                 std::to_string(c.records) + (c.to_pipe ? ", into a pipe" : ", into a file"));
+    const auto data = test::random_records(c.records, f, test::base_seed() + c.records);
+    test::write_file(dir.file("in"), data);
+    std::thread feeder([&] {
+      const std::string cmd = "cat " + dir.file("in") + " > " + fifo;
+      EXPECT_EQ(std::system(cmd.c_str()), 0);
+    });
+    const std::string fifo_out = dir.file("fifo-out");
+    std::optional<std::thread> drain;
+    if (c.to_pipe) {
+      ASSERT_EQ(::mkfifo(fifo_out.c_str(), 0600), 0);
+      drain.emplace([&] {
+        const std::string cmd = "cat " + fifo_out + " > " + dir.file("out");
+        EXPECT_EQ(std::system(cmd.c_str()), 0);
+      });
+    }
+    sort_options o;
+    o.format = f;
+    const sort_stats stats = sort_file({fifo}, c.to_pipe ? fifo_out : dir.file("out"), o);
+    feeder.join();
+    if (drain) drain->join();
+    ::unlink(fifo_out.c_str());
+    EXPECT_EQ(stats.strategy, "gpu-one-chunk");
+    EXPECT_EQ(stats.runs, 1u);
+    EXPECT_EQ(stats.records, c.records);
     EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
   }
 }
