@@ -1,8 +1,8 @@
 // The input of a sort: one or more files or stdin ("-"), read as one concatenated byte stream.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -290,6 +292,28 @@ TEST_F(GpuSortFile, StreamOfOneChunkIsOneRunInTheOutput) {
     EXPECT_EQ(stats.records, c.records);
     EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
   }
+  // --unique: compacted in the output's mapping, which a stream now has too.
+  std::vector<std::uint64_t> keys(1000003);
+  std::mt19937_64 rng(test::base_seed() + 8);
+  for (std::uint64_t& k : keys) k = rng() % 5000;
+  std::vector<std::byte> data(keys.size() * sizeof(std::uint64_t));
+  std::memcpy(data.data(), keys.data(), data.size());
+  test::write_file(dir.file("in"), data);
+  std::thread feeder([&] {
+    const std::string cmd = "cat " + dir.file("in") + " > " + fifo;
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+  });
+  sort_options o;
+  o.format = test::make_format("u64", 8, 0);
+  o.unique = true;
+  const sort_stats stats = sort_file({fifo}, dir.file("out"), o);
+  feeder.join();
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<std::byte> expected(keys.size() * sizeof(std::uint64_t));
+  std::memcpy(expected.data(), keys.data(), expected.size());
+  EXPECT_EQ(stats.output_records, keys.size());
+  EXPECT_EQ(test::read_file(dir.file("out")), expected);
 }
 
 TEST_F(GpuSortFile, StreamWhoseRunsSpillIsMergedOnTheHost) {
