@@ -113,7 +113,8 @@ std::vector<option_group> option_groups() {
        "eight files written in parallel")
       ("parallel", po::value<std::string>()->value_name("N"),
        "use at most N threads for CPU work (default, and at most: the CPUs available); "
-       "a pipe input is read by up to N/2 of them (at most 8), below 4 by one")
+       "a pipe input is read with up to N/2 helper threads (at most 8), below N = 4 by one "
+       "thread")
       ("devices", po::value<std::string>()->value_name("LIST"),
        "GPUs to use: auto (default: every GPU present, the CPU when there is none or the "
        "input is small, see --algorithm), all "
