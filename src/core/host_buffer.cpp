@@ -8,6 +8,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "gpusort/error.hpp"
@@ -59,6 +60,14 @@ host_buffer::host_buffer(std::size_t bytes, bool prefault, int numa_node) : size
       for (std::size_t i = b * grain; i < end; i += page) data[i] = std::byte{0};
     });
   }
+}
+
+void host_buffer::discard(std::size_t offset, std::size_t bytes) noexcept {
+  // Buffers of a huge page or more start on one.
+  constexpr std::size_t huge = discard_grain;
+  const std::size_t end = std::min(offset + bytes, size_) / huge * huge;
+  const std::size_t begin = (offset + huge - 1) / huge * huge;
+  if (begin < end) ::madvise(data() + begin, end - begin, MADV_DONTNEED);
 }
 
 }  // namespace gpusort

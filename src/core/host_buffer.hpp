@@ -32,6 +32,13 @@ class host_buffer {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::span<std::byte> span() const noexcept { return {data(), size_}; }
 
+  /// What discard() gives back in: huge pages, so that none is split into small ones.
+  static constexpr std::size_t discard_grain = std::size_t{2} << 20;
+  /// Gives the memory of the discard_grain pages wholly inside [offset, offset + bytes) back
+  /// to the system: memory whose records are consumed, returned while the buffer's other
+  /// records are still in use. Reading the range again yields zeros.
+  void discard(std::size_t offset, std::size_t bytes) noexcept;
+
  private:
   unique_mapping mapping_;  // whole pages
   std::size_t size_ = 0;

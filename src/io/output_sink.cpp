@@ -8,12 +8,14 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -119,17 +121,33 @@ class mapped_sink final : public output_sink {
                              : std::span<std::byte>();
   }
 
-  void prefault(unsigned threads, bool wait) override {
+  void prefault(unsigned threads, bool wait, std::uint64_t ahead_bytes) override {
     if (whole_ == nullptr) return;
     if (prefault_done_ == nullptr) {
       prefault_windows_ = (total_ + prefault_window - 1) / prefault_window;
       prefault_done_ = std::make_unique<std::atomic<bool>[]>(prefault_windows_);
     }
+    {
+      std::lock_guard lock(prefault_mutex_);
+      prefault_ahead_ = ahead_bytes;
+      prefault_drain_ = false;
+      prefault_end_.store(prefault_end_for());  // lower, too: threads past it stop
+    }
+    prefault_moved_.notify_all();
     // A second call (say, with every thread, to wait) joins the threads already at work.
     while (prefaulters_.size() < threads) {
       if (!start_prefaulter()) break;
     }
     if (wait) stop_prefault_after_work();
+  }
+
+  void written_through(std::uint64_t bytes) override {
+    {
+      std::lock_guard lock(prefault_mutex_);
+      written_ = std::max(written_, bytes);
+      prefault_end_.store(std::max(prefault_end_.load(), prefault_end_for()));
+    }
+    prefault_moved_.notify_all();
   }
 
   void finish() override { stop_prefault(); }
@@ -143,8 +161,9 @@ class mapped_sink final : public output_sink {
     try {
       prefaulters_.emplace_back([this] {
         for (;;) {
-          const std::uint64_t w = next_prefault_.fetch_add(1);
-          if (w >= prefault_windows_ || stop_prefault_.load()) return;
+          const std::optional<std::uint64_t> next = claim_prefault_window();
+          if (!next) return;
+          const std::uint64_t w = *next;
           const std::uint64_t offset = w * prefault_window;
           try {
             populate(offset, static_cast<std::size_t>(std::min(prefault_window, total_ - offset)),
@@ -165,11 +184,42 @@ class mapped_sink final : public output_sink {
   /// small enough that writers rarely find their window half done.
   static constexpr std::uint64_t prefault_window = std::uint64_t{64} << 20;
 
+  /// The next window to fault in, once it is within the distance ahead of the writes; none
+  /// when every window is taken or the prefault stops first (or, after work, would wait).
+  std::optional<std::uint64_t> claim_prefault_window() {
+    for (;;) {
+      if (stop_prefault_.load()) return std::nullopt;
+      std::uint64_t w = next_prefault_.load();
+      if (w >= prefault_windows_) return std::nullopt;
+      if (w < prefault_end_.load()) {
+        if (next_prefault_.compare_exchange_weak(w, w + 1)) return w;
+        continue;
+      }
+      std::unique_lock lock(prefault_mutex_);
+      prefault_moved_.wait(lock, [&] {
+        return next_prefault_.load() < prefault_end_.load() || stop_prefault_.load() ||
+               prefault_drain_;
+      });
+      if (next_prefault_.load() >= prefault_end_.load()) return std::nullopt;
+    }
+  }
+  /// The windows the prefault may reach now. Called under prefault_mutex_.
+  [[nodiscard]] std::uint64_t prefault_end_for() const {
+    const std::uint64_t left = total_ - std::min(written_, total_);
+    const std::uint64_t through = prefault_ahead_ >= left ? total_ : written_ + prefault_ahead_;
+    return (through + prefault_window - 1) / prefault_window;
+  }
+
   void stop_prefault() noexcept {
     stop_prefault_.store(true);
     stop_prefault_after_work();
   }
   void stop_prefault_after_work() noexcept {
+    {
+      std::lock_guard lock(prefault_mutex_);
+      prefault_drain_ = true;
+    }
+    prefault_moved_.notify_all();
     for (std::thread& t : prefaulters_) t.join();
     prefaulters_.clear();
   }
@@ -205,6 +255,12 @@ class mapped_sink final : public output_sink {
   std::uint64_t prefault_windows_ = 0;
   std::unique_ptr<std::atomic<bool>[]> prefault_done_;
   std::atomic<std::uint64_t> next_prefault_{0};
+  std::atomic<std::uint64_t> prefault_end_{0};  // windows [0, end) may be faulted in
+  std::mutex prefault_mutex_;                   // guards the three below
+  std::condition_variable prefault_moved_;      // prefault_end_ grew, or the prefault ends
+  std::uint64_t prefault_ahead_ = ~std::uint64_t{0};
+  std::uint64_t written_ = 0;                   // written_through()
+  bool prefault_drain_ = false;                 // threads at the end leave instead of waiting
   std::atomic<bool> stop_prefault_{false};
   std::vector<std::thread> prefaulters_;  // last: joined before the members they use go away
 };

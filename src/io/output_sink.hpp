@@ -45,10 +45,18 @@ class output_sink {
   /// Readies the output's pages with `threads` threads, so that later writes only copy (a
   /// mapped sink with a persistent mapping faults the file in; the others ignore it). In the
   /// background unless `wait`; a background prefault is stopped by finish() or the destructor.
-  virtual void prefault(unsigned threads, bool wait = false) {
+  /// At most `ahead_bytes` ahead of where written_through() last said the writes are (of the
+  /// output's start until it is called; about: in steps of 64 MiB); writes fault in what the
+  /// prefault has not reached. A second call sets the distance anew.
+  virtual void prefault(unsigned threads, bool wait = false,
+                        std::uint64_t ahead_bytes = ~std::uint64_t{0}) {
     static_cast<void>(threads);
     static_cast<void>(wait);
+    static_cast<void>(ahead_bytes);
   }
+  /// The writes have filled the output's first `bytes`: a prefault held `ahead_bytes` ahead
+  /// moves on.
+  virtual void written_through(std::uint64_t bytes) { static_cast<void>(bytes); }
   /// The whole output as one writable span when the sink maps it whole (a mapped sink with a
   /// persistent mapping), else empty. Stores into it need no acquire/commit; finish() still
   /// ends the output.

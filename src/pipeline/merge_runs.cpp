@@ -5,13 +5,19 @@
 // whole merge.
 #include "pipeline/merge_runs.hpp"
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <utility>
@@ -31,33 +37,119 @@
 namespace gpusort::pipeline {
 namespace {
 
+/// Called with each run's count of records merged so far, one call at a time, whenever the
+/// output merged without a gap from its start has grown by about merge_release_step bytes.
+using merged_front_fn = std::function<void(std::span<const std::uint64_t> merged)>;
+
+/// Follows which windows of a merge are done, and reports the front of those done without a
+/// gap (merged_front_fn). Windows are taken in order, so the front trails the newest by about
+/// as many windows as there are threads.
+class merged_front {
+ public:
+  /// `cuts[w]`: each run's records before window w (windows + 1 entries).
+  merged_front(const std::vector<std::vector<std::uint64_t>>& cuts, std::uint64_t step_windows,
+               const merged_front_fn* report)
+      : cuts_(cuts), step_(std::max<std::uint64_t>(1, step_windows)), report_(report),
+        done_(report != nullptr ? cuts.size() - 1 : 0) {}
+
+  void done(std::uint64_t w) {
+    if (report_ == nullptr) return;
+    done_[w].store(true, std::memory_order_release);
+    // Whoever holds the lock advances past this window too, or the next window's end does.
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    while (front_ < done_.size() && done_[front_].load(std::memory_order_acquire)) ++front_;
+    if (front_ >= reported_ + step_ || (front_ == done_.size() && front_ > reported_)) {
+      reported_ = front_;
+      (*report_)(cuts_[front_]);
+    }
+  }
+
+ private:
+  const std::vector<std::vector<std::uint64_t>>& cuts_;
+  std::uint64_t step_;
+  const merged_front_fn* report_;
+  std::vector<std::atomic<bool>> done_;
+  std::mutex mutex_;
+  std::uint64_t front_ = 0;     // windows [0, front_) are done
+  std::uint64_t reported_ = 0;  // the front last reported
+};
+
 /// Writes the merged output ranks [rank_begin, rank_end) of `views` to the sink at
-/// `out_offset`, in windows the sink accepts; file sinks take windows in parallel.
+/// `out_offset`, in windows the sink accepts; file sinks take windows in parallel. With
+/// `on_merged`, in order (each thread takes the next window), so that the merged records form
+/// a growing front that it hears of.
 void merge_into_sink(std::span<const cpu::run_view> views, std::uint64_t rank_begin,
                      std::uint64_t rank_end, std::uint64_t out_offset, io::output_sink& sink,
                      bool parallel_windows, const record_format& format, bool descending,
-                     trace_recorder* trace) {
+                     trace_recorder* trace, const merged_front_fn* on_merged = nullptr) {
   const std::uint64_t rec = format.record_size;
   const std::uint64_t window = std::max<std::uint64_t>(1, sink.max_window() / rec);
   const std::uint64_t count = rank_end - rank_begin;
   const std::uint64_t windows = (count + window - 1) / window;
+  // Every window's cuts first: a window then reads only its own records of each run (its
+  // selections search nothing outside them), so that what lies below the front may be given
+  // back while later windows merge.
+  std::vector<std::vector<std::uint64_t>> cuts(windows + 1);
+  {
+    trace_recorder::scope timer(trace, "merge");
+    tbb::parallel_for(std::uint64_t{0}, windows + 1, [&](std::uint64_t w) {
+      cuts[w] = cpu::select_cuts(views, std::min(rank_end, rank_begin + w * window), format,
+                                 descending);
+    });
+  }
+  // At least a sixteenth of the output a step, so that smaller merges give back memory too.
+  const std::uint64_t step = std::min(merge_memory_release_step, count * rec / 16);
+  merged_front front(cuts, step / (window * rec), on_merged);
   auto one_window = [&](std::uint64_t w) {
-    const std::uint64_t r0 = rank_begin + w * window;
-    const std::uint64_t r1 = std::min(rank_end, r0 + window);
-    const std::uint64_t offset = out_offset + (r0 - rank_begin) * rec;
-    const std::size_t bytes = static_cast<std::size_t>((r1 - r0) * rec);
+    std::vector<cpu::run_view> part(views.size());
+    std::uint64_t n = 0;
+    for (std::size_t j = 0; j < views.size(); ++j) {
+      part[j] = {views[j].data + cuts[w][j] * rec, cuts[w + 1][j] - cuts[w][j]};
+      n += part[j].count;
+    }
+    const std::uint64_t offset = out_offset + w * window * rec;
+    const std::size_t bytes = static_cast<std::size_t>(n * rec);
     std::span<std::byte> dst = sink.acquire(offset, bytes);
     {
       trace_recorder::scope timer(trace, "merge", bytes);
-      cpu::merge_ranks(views, r0, r1, dst.data(), format, descending);
+      // Isolated: a thread waiting for its parts must not take up another thread's loop over
+      // windows, which would hold this window, and the front, back until that loop ends.
+      tbb::this_task_arena::isolate(
+          [&] { cpu::merge_ranks(part, 0, n, dst.data(), format, descending); });
     }
     sink.commit(offset, dst);
+    front.done(w);
   };
-  if (parallel_windows) {
-    tbb::parallel_for(std::uint64_t{0}, windows, one_window);
-  } else {
+  if (!parallel_windows) {
     for (std::uint64_t w = 0; w < windows; ++w) one_window(w);
+    return;
   }
+  if (on_merged == nullptr) {
+    // Any order: an output faulted in whole ahead of the merge has pages written back from
+    // its start once it passes the kernel's write-back threshold, and a merge in order runs
+    // into them (see output_plan::prefault_ahead_beside_runs).
+    tbb::parallel_for(std::uint64_t{0}, windows, one_window);
+    return;
+  }
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<bool> failed{false};
+  const int workers = static_cast<int>(std::min<std::uint64_t>(
+      windows, static_cast<std::uint64_t>(tbb::this_task_arena::max_concurrency())));
+  tbb::parallel_for(
+      tbb::blocked_range<int>(0, workers, 1),
+      [&](const tbb::blocked_range<int>&) {
+        for (std::uint64_t w = next.fetch_add(1); w < windows && !failed.load();
+             w = next.fetch_add(1)) {
+          try {
+            one_window(w);
+          } catch (...) {
+            failed.store(true);
+            throw;
+          }
+        }
+      },
+      tbb::simple_partitioner{});
 }
 
 /// An output_sink over a range of a temporary file from `base`: one run of an intermediate
@@ -464,7 +556,27 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
   if (all_resident) {
     std::vector<cpu::run_view> views;
     for (const sorted_run& r : runs) views.push_back({r.memory.data(), r.records});
-    merge_views(views, sink, format, descending, trace);
+    // The merged records' memory goes back as the merge moves on: 24 GiB of runs beside a
+    // 24 GiB output kept the kernel's dirty-page limit (a share of the memory not held by
+    // processes) below the output on the H100 machine, which held the merge to disk speed.
+    // Page-locked runs stay whole: their pages are held until the lock goes.
+    std::vector<std::uint64_t> released(runs.size(), 0);
+    const merged_front_fn give_back = [&](std::span<const std::uint64_t> merged) {
+      std::uint64_t front = 0;
+      for (const std::uint64_t m : merged) front += m;
+      sink.written_through(front * format.record_size);  // a prefault held back moves on
+      trace_recorder::scope timer(trace, "release runs");
+      for (std::size_t j = 0; j < runs.size(); ++j) {
+        constexpr std::uint64_t grain = host_buffer::discard_grain;
+        const std::uint64_t end = merged[j] * format.record_size / grain * grain;
+        if (runs[j].pin || end <= released[j]) continue;
+        runs[j].memory.discard(released[j], end - released[j]);
+        timer.add_bytes(end - released[j]);
+        released[j] = end;
+      }
+    };
+    merge_into_sink(views, 0, store.total_records(), 0, sink, parallel_windows, format,
+                    descending, trace, &give_back);
     return 1;
   }
   // The spilled runs' read windows share what the resident runs leave of the budget: both are

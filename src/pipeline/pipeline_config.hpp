@@ -85,6 +85,10 @@ inline constexpr std::uint64_t merge_min_read_divisor = 4;
 /// A merged run gives its disk blocks back every this many bytes: on a `discard` mount,
 /// closing 16 GiB of runs at once had taken 5 s after the merge (H100 machine).
 inline constexpr std::uint64_t merge_release_step = std::uint64_t{256} << 20;
+/// Runs merged from memory give back the memory of their merged records every this many bytes
+/// of output: the kernel's dirty-page limit is a share of the memory not held by processes, so
+/// the output may grow dirty as fast as the runs shrink.
+inline constexpr std::uint64_t merge_memory_release_step = std::uint64_t{512} << 20;
 
 // --- how they relate -----------------------------------------------------------------------------
 

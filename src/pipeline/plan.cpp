@@ -99,6 +99,9 @@ host_facts probe_host(const sort_options& options, std::optional<std::uint64_t> 
   facts.cpus = available_cpus();
   facts.dirty_bytes = read_sysctl("/proc/sys/vm/dirty_bytes");
   facts.dirty_ratio = static_cast<unsigned>(read_sysctl("/proc/sys/vm/dirty_ratio"));
+  facts.dirty_background_bytes = read_sysctl("/proc/sys/vm/dirty_background_bytes");
+  facts.dirty_background_ratio =
+      static_cast<unsigned>(read_sysctl("/proc/sys/vm/dirty_background_ratio"));
   facts.gpu_allowed = gpu_backend_built() && options.algo != algorithm::cpu &&
                       options.devices.how != device_selection::mode::none &&
                       !options.merge_only &&
@@ -206,6 +209,9 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
                         const host_facts& facts, const run_layout& layout) {
   const std::uint64_t budget = layout.budget_bytes;
   output_plan out;
+  out.background_bytes = facts.dirty_background_bytes;
+  out.background_ratio = facts.dirty_background_ratio;
+  out.usable_memory = facts.usable_memory;
   if (std::string direct = direct_io_reason(input_bytes, options, facts, budget);
       !direct.empty()) {
     out.mode = output_mode::direct;
@@ -269,6 +275,14 @@ std::string gpu_ranges_unfit(std::optional<std::uint64_t> input_bytes,
   return {};
 }
 
+/// The kernel's dirty-page limit while runs of `input_bytes` sit in anonymous memory, which
+/// the page cache cannot use (0 when unknown).
+std::uint64_t dirty_limit_beside_runs(std::uint64_t input_bytes, const host_facts& facts) {
+  if (facts.dirty_bytes != 0) return facts.dirty_bytes;
+  if (facts.dirty_ratio == 0 || facts.usable_memory <= input_bytes) return 0;
+  return (facts.usable_memory - input_bytes) / 100 * facts.dirty_ratio;
+}
+
 /// Why the host merge is expected to beat gpu_ranges on this host ("" when it is not). The runs
 /// sit in anonymous memory, which the page cache cannot use: where the output is larger than
 /// the kernel's dirty-page limit over what is left, gpu_ranges' writes of the whole output in
@@ -279,9 +293,7 @@ std::string gpu_ranges_unfit(std::optional<std::uint64_t> input_bytes,
 std::string gpu_ranges_throttled(std::optional<std::uint64_t> input_bytes,
                                  const host_facts& facts, const sort_plan& plan) {
   if (!input_bytes || plan.output.mode != output_mode::mapped_whole) return {};
-  std::uint64_t limit = facts.dirty_bytes;
-  if (limit == 0 && facts.dirty_ratio != 0 && facts.usable_memory > *input_bytes)
-    limit = (facts.usable_memory - *input_bytes) / 100 * facts.dirty_ratio;
+  const std::uint64_t limit = dirty_limit_beside_runs(*input_bytes, facts);
   if (limit == 0 || *input_bytes <= limit) return {};
   return "its output of " + format_bytes(*input_bytes) + " passes the kernel's dirty-page limit "
          "of " + format_bytes(limit) + " beside the runs, where writing it in one last pass is "
@@ -483,6 +495,13 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     }
     plan.layout.single_run = false;
     plan.why.push_back(plan.output.why);
+    if (input_bytes && plan.how == strategy::gpu_runs && plan.output.prefault &&
+        *input_bytes > plan.output.prefault_ahead_beside_runs(*input_bytes))
+      plan.why.push_back(
+          "the output faulted in at most " +
+          format_bytes(plan.output.prefault_ahead_beside_runs(*input_bytes)) +
+          " ahead of the merge, which writes it from the start: three quarters of where the "
+          "kernel starts writing dirty pages back beside the runs");
     return plan;
   }
 

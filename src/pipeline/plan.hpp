@@ -84,6 +84,10 @@ struct host_facts {
   /// the page cache may use); both 0 when unknown.
   std::uint64_t dirty_bytes = 0;
   unsigned dirty_ratio = 0;
+  /// Where the kernel starts writing dirty pages back (vm.dirty_background_bytes, or
+  /// vm.dirty_background_ratio percent of the same memory); both 0 when unknown.
+  std::uint64_t dirty_background_bytes = 0;
+  unsigned dirty_background_ratio = 0;
   bool gpu_allowed = false;  ///< built with CUDA, and the options do not rule a GPU out
   std::optional<gpu_facts> gpu;  ///< the GPU to sort on; none when there is none to use
   std::string gpu_note;  ///< why there is none ("no usable CUDA device"), or a note on the one
@@ -200,6 +204,22 @@ struct output_plan {
   /// known), on idle cores, so that writing it is a copy. Only where it is mapped whole.
   bool prefault = false;
   unsigned prefault_threads = 0;
+  /// The kernel's threshold for writing dirty pages back: vm.dirty_background_bytes, else
+  /// vm.dirty_background_ratio percent of the memory the page cache may use (`usable_memory`
+  /// less what processes hold); 0 and 0 when unknown.
+  std::uint64_t background_bytes = 0;
+  unsigned background_ratio = 0;
+  std::uint64_t usable_memory = 0;
+  /// How far ahead of a merge that writes it from the start the output may be faulted in
+  /// while `run_bytes` of runs sit in anonymous memory beside it: three quarters of the
+  /// write-back threshold (unlimited when unknown). Pages faulted in past the threshold are
+  /// written back as zeros while the merge runs into them.
+  [[nodiscard]] std::uint64_t prefault_ahead_beside_runs(std::uint64_t run_bytes) const noexcept {
+    std::uint64_t threshold = background_bytes;
+    if (threshold == 0 && background_ratio != 0 && usable_memory > run_bytes)
+      threshold = (usable_memory - run_bytes) / 100 * background_ratio;
+    return threshold != 0 ? threshold / 4 * 3 : ~std::uint64_t{0};
+  }
   std::string why;
   /// Whether an output of `total_bytes` is mapped whole: the mode's, or a stream's that ended
   /// within whole_up_to.

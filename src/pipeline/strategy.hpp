@@ -38,6 +38,9 @@ class output_opener {
 
   /// The sink for `total_bytes`; later calls must name the same size.
   io::output_sink& open(std::uint64_t total_bytes);
+  /// Keeps the plan's prefault at most `bytes` ahead of the writes (io::output_sink::prefault),
+  /// from now on or from the open.
+  void limit_prefault(std::uint64_t bytes);
   [[nodiscard]] bool is_open() const noexcept { return sink_ != nullptr; }
   /// Bytes that reached a --unique stream output (after finish()); nullopt for other outputs.
   [[nodiscard]] std::optional<std::uint64_t> unique_stream_bytes() const;
@@ -54,6 +57,7 @@ class output_opener {
   trace_recorder* trace_;
   std::unique_ptr<io::output_sink> sink_;
   std::uint64_t bytes_ = 0;
+  std::uint64_t prefault_ahead_ = ~std::uint64_t{0};
 };
 
 /// What every strategy works with.

@@ -2,6 +2,9 @@
 // straight into the output when the input is one chunk; else kept as runs (formed by every
 // GPU of the plan, each from its share of the input), which are either merged on the host or
 // cut into key ranges that the GPUs sort again into the output.
+#include <cstdint>
+#include <optional>
+
 #include "pipeline/gpu_range_sort.hpp"
 #include "pipeline/gpu_run_formation.hpp"
 #include "pipeline/strategy.hpp"
@@ -22,8 +25,19 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   const auto open_output = [&](std::uint64_t total) -> io::output_sink& {
     return ctx.output.open(total);
   };
+  // The host merge writes the output from its start beside the runs in memory: its prefault
+  // stays within the kernel's write-back threshold (output_plan::prefault_ahead_beside_runs).
+  // A file's output faults in from the start; a stream's opens when the stream ends.
+  const auto keep_prefault_beside_runs = [&](std::uint64_t bytes) {
+    if (plan.how == strategy::gpu_runs)
+      ctx.output.limit_prefault(plan.output.prefault_ahead_beside_runs(bytes));
+  };
+  if (const std::optional<std::uint64_t> size = ctx.input.known_size())
+    keep_prefault_beside_runs(*size);
   const gpu_run_result r =
       form_runs_on_gpu(ctx.input, ctx.options, config, runs, open_output, ctx.arena, ctx.trace);
+  if (!r.wrote_output && !ctx.input.known_size())
+    keep_prefault_beside_runs(runs.total_records() * ctx.options.format.record_size);
   strategy_result result;
   result.gpu_sorter = r.sorter;
   if (r.wrote_output) {

@@ -86,5 +86,28 @@ TEST(HostBuffer, PrefaultedBufferReadsZeroAndMovesOwnership) {
   EXPECT_EQ(c.size(), 3 * huge_page + 123);
 }
 
+TEST(HostBuffer, DiscardGivesBackTheWholeHugePagesInsideTheRangeOnly) {
+  static_assert(host_buffer::discard_grain == huge_page);
+  host_buffer buffer(4 * huge_page + 100, /*prefault=*/true);
+  std::memset(buffer.data(), 0x5a, buffer.size());
+  // From mid-page 0 to mid-page 3: pages 1 and 2 go; the partly covered ones stay.
+  buffer.discard(huge_page / 2, 3 * huge_page);
+  EXPECT_EQ(buffer.data()[huge_page - 1], std::byte{0x5a});
+  EXPECT_EQ(buffer.data()[huge_page], std::byte{0});
+  EXPECT_EQ(buffer.data()[3 * huge_page - 1], std::byte{0});
+  EXPECT_EQ(buffer.data()[3 * huge_page], std::byte{0x5a});
+  // Past the end: only what the buffer holds, and its partial last page stays.
+  buffer.discard(3 * huge_page, 10 * huge_page);
+  EXPECT_EQ(buffer.data()[3 * huge_page], std::byte{0});
+  EXPECT_EQ(buffer.data()[4 * huge_page + 99], std::byte{0x5a});
+  // Nothing inside: nothing goes.
+  buffer.discard(4 * huge_page + 1, huge_page);
+  EXPECT_EQ(buffer.data()[4 * huge_page + 1], std::byte{0x5a});
+  host_buffer small(1000);
+  std::memset(small.data(), 1, 1000);
+  small.discard(0, 1000);
+  EXPECT_EQ(small.data()[0], std::byte{1});
+}
+
 }  // namespace
 }  // namespace gpusort

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <random>
 #include <thread>
 
+#include "core/trace.hpp"
 #include "gpusort/error.hpp"
 #include "io/output_file.hpp"
 #include "io/output_sink.hpp"
@@ -110,6 +112,37 @@ INSTANTIATE_TEST_SUITE_P(Methods, Sinks,
 // O_DIRECT output from several threads: pieces of odd sizes at odd offsets, from memory laid
 // out like the file (the edges of each piece are partial blocks gathered across pieces) and
 // from memory that is not (copied through staging windows), in shuffled order.
+/// Bytes the sink's prefault faulted in so far (its "prefault" track).
+std::uint64_t prefaulted_bytes(const trace_recorder& trace) {
+  for (const trace_recorder::track_total& t : trace.totals())
+    if (t.name == "prefault") return t.bytes;
+  return 0;
+}
+
+TEST(Sinks, PrefaultStaysItsDistanceAheadOfTheWrites) {
+  // Four 64 MiB prefault steps; the prefault may run one step ahead of the writes.
+  constexpr std::uint64_t step = std::uint64_t{64} << 20;
+  test::scratch_dir dir;
+  trace_recorder trace;
+  output_file out(dir.file("out.bin"));
+  auto sink = make_output_sink(out, 4 * step, write_method::automatic, &trace, true);
+  sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(prefaulted_bytes(trace), step) << "only the first step, before any write";
+  sink->written_through(step + 1);  // into the second step: the third may fault in
+  sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(prefaulted_bytes(trace), 3 * step);
+  // In the background, the prefault waits for the writes, and moves on when they do.
+  sink->prefault(1, /*wait=*/false, step);
+  sink->written_through(4 * step);
+  for (int i = 0; i < 2000 && prefaulted_bytes(trace) < 4 * step; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(prefaulted_bytes(trace), 4 * step);
+  // A distance set anew takes effect at once, also a shorter one: nothing more to fault here.
+  sink->prefault(1, /*wait=*/true, 0);
+  EXPECT_EQ(prefaulted_bytes(trace), 4 * step);
+  sink->finish();
+}
+
 TEST(Sinks, DirectSinkTakesOddPiecesFromManyThreadsInAnyOrder) {
   test::scratch_dir dir;
   const std::uint64_t seed = test::base_seed();

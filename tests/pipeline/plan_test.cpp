@@ -172,6 +172,30 @@ TEST(MakePlan, GpuRunsMergedOnTheHostWhereTheOutputPassesTheDirtyLimit) {
   EXPECT_EQ(make_plan(8 * GiB, u64_options(), facts).how, strategy::gpu_ranges);
 }
 
+TEST(MakePlan, TheOutputFaultsInWithinTheWriteBackThresholdAheadOfAHostMerge) {
+  // 128 GiB, vm.dirty_background_ratio 10: beside 24 GiB of runs write-back starts at
+  // 10.4 GiB of dirty pages; the prefault keeps within three quarters of that, 7.8 GiB.
+  host_facts facts = gpu_host(std::uint64_t{1} << 26);
+  facts.dirty_ratio = 20;
+  facts.dirty_background_ratio = 10;
+  const sort_plan plan = make_plan(24 * GiB, u64_options(), facts);
+  ASSERT_EQ(plan.how, strategy::gpu_runs) << why(plan);
+  EXPECT_TRUE(plan.output.prefault);
+  EXPECT_EQ(plan.output.prefault_ahead_beside_runs(24 * GiB), 104 * GiB / 100 * 10 / 4 * 3);
+  EXPECT_NE(why(plan).find("faulted in at most 7.8 GiB ahead of the merge"), std::string::npos)
+      << why(plan);
+  // The range sort writes its output otherwise: no word of it there.
+  const sort_plan ranges = make_plan(16 * GiB, u64_options(), facts);
+  ASSERT_EQ(ranges.how, strategy::gpu_ranges) << why(ranges);
+  EXPECT_EQ(why(ranges).find("ahead of the merge"), std::string::npos) << why(ranges);
+  // vm.dirty_background_bytes, where set, is the threshold itself; unknown: no limit.
+  facts.dirty_background_bytes = 4 * GiB;
+  EXPECT_EQ(make_plan(24 * GiB, u64_options(), facts).output.prefault_ahead_beside_runs(24 * GiB),
+            3 * GiB);
+  output_plan unknown;
+  EXPECT_EQ(unknown.prefault_ahead_beside_runs(24 * GiB), ~std::uint64_t{0});
+}
+
 TEST(MakePlan, SpillingGpuRunsLeaveRoomForRunsOnTheirWayToDisk) {
   // -S 4G, chunks of 2^26 u64 records (512 MiB): two held runs and two staging pools of
   // 8 x 32 MiB come out of the budget before runs are kept resident.

@@ -171,6 +171,64 @@ INSTANTIATE_TEST_SUITE_P(ThroughThePageCacheAndPastIt, DisjointRuns, ::testing::
                            return std::string(param_info.param ? "direct" : "buffered");
                          });
 
+/// A sink into memory that takes small windows in parallel, as a file mapping takes large ones.
+class memory_sink final : public io::output_sink {
+ public:
+  explicit memory_sink(std::size_t bytes) : data_(bytes) {}
+  [[nodiscard]] std::size_t max_window() const override { return 64 << 10; }
+  std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
+    return {data_.data() + offset, len};
+  }
+  void commit(std::uint64_t, std::span<std::byte>) override {}
+  void write(std::uint64_t offset, std::span<const std::byte> data) override {
+    std::memcpy(data_.data() + offset, data.data(), data.size());
+  }
+  void finish() override {}
+  [[nodiscard]] const char* name() const override { return "memory"; }
+  [[nodiscard]] bool parallel_writes() const override { return true; }
+  [[nodiscard]] const std::vector<std::byte>& data() const { return data_; }
+
+ private:
+  std::vector<std::byte> data_;
+};
+
+// Runs merged from memory give their merged records' memory back while later windows still
+// merge: the output is right all the same, and the runs' first huge pages read zero after.
+TEST(ResidentRuns, MergeGivesTheMergedMemoryBackAsItGoes) {
+  const std::uint64_t seed = test::base_seed() + 808;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const record_format format = test::make_format("u64", 16, 0);
+  test::scratch_dir dir;
+  run_store store(16, std::uint64_t{1} << 30, dir.path().string(), false, nullptr);
+  io::uring ring(8);
+  std::vector<std::byte> all;
+  // Runs of 1 to 5 huge pages and two tiny ones; 256 windows of 64 KiB in all.
+  const std::uint64_t sizes[] = {300000, 131072 + 5, 1, 250000, 7, 366000};
+  for (std::uint64_t id = 0; const std::uint64_t count : sizes) {
+    std::vector<std::byte> records = test::random_records(count, format, rng());
+    for (std::uint64_t i = 0; i < count; ++i)  // keys never zero: a given-back page would show
+      records[i * 16] |= std::byte{1};
+    all.insert(all.end(), records.begin(), records.end());
+    const std::vector<std::byte> sorted = test::reference_sort(records, format, false);
+    host_buffer buffer(sorted.size());
+    std::memcpy(buffer.data(), sorted.data(), sorted.size());
+    store.add(id++, std::move(buffer), count, ring);
+  }
+  ASSERT_FALSE(store.any_spilled());
+  run_layout layout;
+  layout.budget_bytes = std::uint64_t{1} << 30;
+  layout.merge_fanin = 64;
+  memory_sink sink(all.size());
+  EXPECT_EQ(merge_runs(store, sink, format, false, layout, nullptr), 1u);
+  EXPECT_EQ(sink.data(), test::reference_sort(all, format, false));
+  for (const sorted_run& run : store.runs()) {
+    if (run.records * 16 < host_buffer::discard_grain) continue;
+    EXPECT_EQ(run.memory.data()[0], std::byte{0}) << "run " << run.id << " kept its memory";
+  }
+  store.release_in_background().get();
+}
+
 // GPU formers add their runs from threads of their own, in no particular order: the store
 // orders them by id, and equal keys of different runs merge in that order (the input's).
 TEST(RunStoreOrder, RunsAddedOutOfOrderFromSeveralThreadsMergeInIdOrder) {
