@@ -38,7 +38,8 @@ namespace gpusort::pipeline {
 namespace {
 
 /// Called with each run's count of records merged so far, one call at a time, whenever the
-/// output merged without a gap from its start has grown by about merge_release_step bytes.
+/// output merged without a gap from its start has grown by a step (merge_memory_release_step,
+/// or a sixteenth of the output where that is less), and once at the end.
 using merged_front_fn = std::function<void(std::span<const std::uint64_t> merged)>;
 
 /// Follows which windows of a merge are done, and reports the front of those done without a
