@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # gpusort command lines compared on the same files, interleaved round by round, page cache
 # warm, from a package of scripts/package-device.sh: CASES lists "name=command" entries
-# separated by "|" (`gpusort` at the start of a command is the package's), each run as
-# `command --format FORMAT --stats --verbose IN OUT`. Each output is validated in the first
-# round and deleted after every run. Writes $OUT/NAME.csv and $OUT/NAME.log (NAME defaults to
-# interleave; give each invocation of one call its own).
+# separated by "|" (`gpusort` as the command's program is the package's; VAR=value words may
+# come first, as with env), each run as `command --format FORMAT --stats --verbose IN OUT`.
+# Each output is validated in the first round and deleted after every run, and then `sync`
+# waits for any write-back still in flight (SYNC=0: not), so that no run starts beside the
+# last one's. Writes $OUT/NAME.csv and $OUT/NAME.log (NAME defaults to interleave; give each
+# invocation of one call its own).
 # Usage: CASES="one=gpusort --devices 0|two=gpusort --devices 0,1" interleave.sh [SIZE...]
 # (default 3G 8G 16G); REPEAT (3) rounds; FORMAT (u64) and DIST (uniform) of the files.
 # Example (tools/bench/results/2026-11-27-h200x2-queue): an older build against this one,
@@ -31,14 +33,16 @@ for size in "${sizes[@]}"; do
     for c in "${cases[@]}"; do
       name=${c%%=*}
       read -r -a command <<< "${c#*=}"
-      [ "${command[0]}" = gpusort ] && command[0]=$bin/gpusort
+      program=0  # the first word that is not VAR=value
+      while [[ "${command[$program]}" == *=* ]]; do program=$((program + 1)); done
+      [ "${command[$program]}" = gpusort ] && command[$program]=$bin/gpusort
       o=$work/out.bin
       start=$EPOCHREALTIME
-      "${command[@]}" --format "$format" --stats --verbose "$in" "$o" > "$work/run.log" 2>&1
+      env "${command[@]}" --format "$format" --stats --verbose "$in" "$o" > "$work/run.log" 2>&1
       wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
       # gpusort exits once its output is in place; the child that gives back the rest ends
       # before the next run starts, so that no run shares the machine with it.
-      while pgrep -f "^${command[0]} " > /dev/null; do sleep 0.05; done
+      while pgrep -f "^${command[$program]} " > /dev/null; do sleep 0.05; done
       valid=-
       if [ "$round" = 1 ]; then
         valid=no
@@ -47,6 +51,9 @@ for size in "${sizes[@]}"; do
       { echo "### $size $name round $round: ${command[*]}"; cat "$work/run.log"; } \
         >> "$out/$report.log"
       rm -f "$o"
+      # Removing the output drops its dirty pages, not the write-back already under way,
+      # which would slow the next run.
+      [ "${SYNC:-1}" = 0 ] || sync
       echo "$size,$name,$round,$wall,$valid" | tee -a "$out/$report.csv"
     done
   done
