@@ -20,14 +20,15 @@ io::output_sink& output_opener::open(std::uint64_t total_bytes) {
   sink_ = io::make_output_sink(out_, total_bytes, method, trace_, whole, format_.record_size);
   if (unique_stream_) sink_ = std::make_unique<unique_stream_sink>(std::move(sink_), format_);
   bytes_ = total_bytes;
-  if (plan_.prefault && whole) sink_->prefault(plan_.prefault_threads, false, prefault_ahead_);
+  if (plan_.prefault && whole)
+    sink_->prefault(plan_.prefault_threads, /*wait=*/false, prefault_ahead_);
   return *sink_;
 }
 
 void output_opener::limit_prefault(std::uint64_t bytes) {
   prefault_ahead_ = bytes;
   if (sink_ != nullptr && plan_.prefault && plan_.whole(bytes_))
-    sink_->prefault(plan_.prefault_threads, false, prefault_ahead_);
+    sink_->prefault(plan_.prefault_threads, /*wait=*/false, prefault_ahead_);
 }
 
 std::optional<std::uint64_t> output_opener::unique_stream_bytes() const {
