@@ -576,8 +576,12 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
         released[j] = end;
       }
     };
+    // Not into an output written in windows that the merge's threads map and fault in each
+    // (the CPU strategies'): in order, 8 GiB of runs merged that way 1.18x slower on 16 cores
+    // (H100 machine); and nothing faults such an output in ahead of the merge.
+    const bool in_windows = parallel_windows && sink.mapping().empty();
     merge_into_sink(views, 0, store.total_records(), 0, sink, parallel_windows, format,
-                    descending, trace, &give_back);
+                    descending, trace, in_windows ? nullptr : &give_back);
     return 1;
   }
   // The spilled runs' read windows share what the resident runs leave of the budget: both are

@@ -171,10 +171,11 @@ INSTANTIATE_TEST_SUITE_P(ThroughThePageCacheAndPastIt, DisjointRuns, ::testing::
                            return std::string(param_info.param ? "direct" : "buffered");
                          });
 
-/// A sink into memory that takes small windows in parallel, as a file mapping takes large ones.
+/// A sink into memory that takes small windows in parallel, as an output file takes large
+/// ones: mapped whole (`whole`), or in windows.
 class memory_sink final : public io::output_sink {
  public:
-  explicit memory_sink(std::size_t bytes) : data_(bytes) {}
+  memory_sink(std::size_t bytes, bool whole) : data_(bytes), whole_(whole) {}
   [[nodiscard]] std::size_t max_window() const override { return 64 << 10; }
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
     return {data_.data() + offset, len};
@@ -184,17 +185,25 @@ class memory_sink final : public io::output_sink {
     std::memcpy(data_.data() + offset, data.data(), data.size());
   }
   void finish() override {}
+  [[nodiscard]] std::span<std::byte> mapping() override {
+    return whole_ ? std::span<std::byte>(data_) : std::span<std::byte>();
+  }
   [[nodiscard]] const char* name() const override { return "memory"; }
   [[nodiscard]] bool parallel_writes() const override { return true; }
   [[nodiscard]] const std::vector<std::byte>& data() const { return data_; }
 
  private:
   std::vector<std::byte> data_;
+  bool whole_;
 };
 
-// Runs merged from memory give their merged records' memory back while later windows still
-// merge: the output is right all the same, and the runs' first huge pages read zero after.
-TEST(ResidentRuns, MergeGivesTheMergedMemoryBackAsItGoes) {
+// Runs merged from memory into an output mapped whole give their merged records' memory back
+// while later windows still merge: the output is right all the same, and the runs' first huge
+// pages read zero after. Into an output written in windows they keep it (merged in any order).
+class ResidentRuns : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ResidentRuns, MergeGivesTheMergedMemoryBackAsItGoesIntoAWholeOutput) {
+  const bool whole = GetParam();
   const std::uint64_t seed = test::base_seed() + 808;
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -219,15 +228,23 @@ TEST(ResidentRuns, MergeGivesTheMergedMemoryBackAsItGoes) {
   run_layout layout;
   layout.budget_bytes = std::uint64_t{1} << 30;
   layout.merge_fanin = 64;
-  memory_sink sink(all.size());
+  memory_sink sink(all.size(), whole);
   EXPECT_EQ(merge_runs(store, sink, format, false, layout, nullptr), 1u);
   EXPECT_EQ(sink.data(), test::reference_sort(all, format, false));
   for (const sorted_run& run : store.runs()) {
     if (run.records * 16 < host_buffer::discard_grain) continue;
-    EXPECT_EQ(run.memory.data()[0], std::byte{0}) << "run " << run.id << " kept its memory";
+    if (whole)
+      EXPECT_EQ(run.memory.data()[0], std::byte{0}) << "run " << run.id << " kept its memory";
+    else
+      EXPECT_NE(run.memory.data()[0], std::byte{0}) << "run " << run.id << " gave memory back";
   }
   store.release_in_background().get();
 }
+
+INSTANTIATE_TEST_SUITE_P(WholeAndInWindows, ResidentRuns, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return std::string(param_info.param ? "whole" : "windows");
+                         });
 
 // GPU formers add their runs from threads of their own, in no particular order: the store
 // orders them by id, and equal keys of different runs merge in that order (the input's).
