@@ -176,8 +176,11 @@ INSTANTIATE_TEST_SUITE_P(ThroughThePageCacheAndPastIt, DisjointRuns, ::testing::
 class memory_sink final : public io::output_sink {
  public:
   memory_sink(std::size_t bytes, bool whole) : data_(bytes), whole_(whole) {}
+  /// acquire() at or past `offset` fails, as a write to a full disk would.
+  void fail_from(std::uint64_t offset) { fail_from_ = offset; }
   [[nodiscard]] std::size_t max_window() const override { return 64 << 10; }
   std::span<std::byte> acquire(std::uint64_t offset, std::size_t len) override {
+    if (offset >= fail_from_) throw error("memory sink: no space at " + std::to_string(offset));
     return {data_.data() + offset, len};
   }
   void commit(std::uint64_t, std::span<std::byte>) override {}
@@ -195,6 +198,7 @@ class memory_sink final : public io::output_sink {
  private:
   std::vector<std::byte> data_;
   bool whole_;
+  std::uint64_t fail_from_ = ~std::uint64_t{0};
 };
 
 // Runs merged from memory into an output mapped whole give their merged records' memory back
@@ -238,6 +242,30 @@ TEST_P(ResidentRuns, MergeGivesTheMergedMemoryBackAsItGoesIntoAWholeOutput) {
     else
       EXPECT_NE(run.memory.data()[0], std::byte{0}) << "run " << run.id << " gave memory back";
   }
+  store.release_in_background().get();
+}
+
+// A window that fails stops the merge's threads from taking more, and reaches the caller.
+TEST_P(ResidentRuns, AFailedWindowReachesTheCaller) {
+  const record_format format = test::make_format("u64", 8, 0);
+  test::scratch_dir dir;
+  run_store store(8, std::uint64_t{1} << 30, dir.path().string(), false, nullptr);
+  io::uring ring(8);
+  for (std::uint64_t id = 0; id < 4; ++id) {
+    constexpr std::uint64_t count = 300000;
+    host_buffer buffer(count * 8);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const std::uint64_t key = i * 4 + id;
+      std::memcpy(buffer.data() + i * 8, &key, 8);
+    }
+    store.add(id, std::move(buffer), count, ring);
+  }
+  run_layout layout;
+  layout.budget_bytes = std::uint64_t{1} << 30;
+  layout.merge_fanin = 64;
+  memory_sink sink(4 * 300000 * 8, GetParam());
+  sink.fail_from(std::uint64_t{5} << 20);
+  EXPECT_THROW(merge_runs(store, sink, format, false, layout, nullptr), error);
   store.release_in_background().get();
 }
 
