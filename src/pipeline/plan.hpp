@@ -132,10 +132,10 @@ struct host_facts {
 
 /// Input bytes per CPU up to which `--algorithm auto` with the default device selection sorts
 /// on the CPU without initialising CUDA, for evenly spread keys; see cpu_crossover_for.
-inline constexpr std::uint64_t cpu_crossover_bytes_per_cpu = std::uint64_t{64} << 20;
+inline constexpr std::uint64_t cpu_crossover_bytes_per_cpu = std::uint64_t{56} << 20;
 /// Input records per CPU up to which it does, however few bytes they take: the CPU's cost
 /// follows the records, the GPU's the bytes.
-inline constexpr std::uint64_t cpu_crossover_records_per_cpu = std::uint64_t{10} << 20;
+inline constexpr std::uint64_t cpu_crossover_records_per_cpu = std::uint64_t{9} << 20;
 
 /// The largest input `auto` sorts on the CPU: both limits hold.
 struct cpu_crossover {
@@ -145,16 +145,16 @@ struct cpu_crossover {
 
 /**
  * The CPU crossover on `cpus` CPUs for keys that spread as `spread`. Measured on the H100
- * machine (16 CPUs; tools/bench/results/2026-11-25-h100-auto-keys/, page cache warm; the GPU
- * path costs 0.22 s of CUDA initialisation and about 0.1 s of process exit before it sorts,
- * then takes 0.42 s for 512 MiB, 0.5 for 1 GiB, 0.6 for 2 GiB):
- * - evenly spread keys: the CPU sorted 1 GiB of u64 (128 Mi records) in 0.35-0.42 s, 1 GiB of
- *   u32 (256 Mi) in 0.59-0.71 s, 512 MiB of u32 in 0.33-0.38 s, 2 GiB of u64 in 0.77-0.90 s:
- *   up to 64 MiB and 10 Mi records per CPU;
- * - few distinct keys: 0.41-0.45 s for 2 GiB, 0.80-0.83 s for 4 GiB (the GPU 0.82-0.85): four
- *   times both limits;
- * - skewed keys (AND of 3 words): 1 GiB of u64 0.73 s against the GPU's 0.52, 512 MiB 0.42
- *   against 0.41, 512 MiB of u32 0.33 against 0.43: half the bytes;
+ * machine (16 CPUs; tools/bench/results/2026-11-28-h100-auto/, page cache warm; the GPU path
+ * waits 0.21-0.40 s for CUDA to start, then takes about 0.1 s for 1 GiB and 0.45 s for 4 GiB):
+ * - evenly spread keys: the CPU sorted 256 MiB of u64 in 0.10-0.12 s against the GPU path's
+ *   0.29-0.31, 1 GiB (128 Mi records) in 0.32 (uniform) to 0.39 s (sorted) against 0.33-0.36
+ *   (medians of 8; the GPU's spread is CUDA's start), 1 GiB of u32 (256 Mi) in 0.49-0.62 s
+ *   against 0.35-0.42: up to 56 MiB and 9 Mi records per CPU;
+ * - few distinct keys: 0.18-0.21 s for 1 GiB against 0.33-0.38, 0.66-0.73 s for 4 GiB against
+ *   0.66-0.67: four times both limits;
+ * - skewed keys (AND of 3 to 5 words): 1 GiB of u64 0.55-0.86 s against 0.33-0.39, 256 MiB
+ *   0.18-0.30 against 0.29-0.30; u32 256 MiB 0.17-0.24 against 0.28-0.29: half the bytes;
  * - unknown: as evenly spread keys.
  * The CPU's rate grows with its cores, so both limits are per CPU.
  */

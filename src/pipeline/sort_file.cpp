@@ -100,10 +100,14 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
 
   std::optional<progress_reporter> progress;
   if (options.progress) progress.emplace(trace, input.known_size(), STDERR_FILENO);
+  const unsigned cpus = pipeline::available_cpus();
+  tbb::task_arena arena(static_cast<int>(pipeline::thread_count(options, cpus)));
   // Between the CPU crossovers of the key spreads, a sample of the keys picks the backend.
   const pipeline::key_spread spread =
-      pipeline::crossover_depends_on_keys(options, input.known_size(), pipeline::available_cpus())
-          ? pipeline::sample_key_spread(input, options.format, options.descending)
+      pipeline::crossover_depends_on_keys(options, input.known_size(), cpus)
+          ? arena.execute([&] {
+              return pipeline::sample_key_spread(input, options.format, options.descending);
+            })
           : pipeline::key_spread::unknown;
   pipeline::host_facts facts = pipeline::probe_host(options, input.known_size(), spread);
   pipeline::strategy_result result;
@@ -115,7 +119,6 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
   std::optional<std::uint64_t> unique_stream_bytes;
   std::uint64_t output_records = 0;
   bool compacted = false;  // --unique already applied to the mapped output
-  tbb::task_arena arena(static_cast<int>(pipeline::thread_count(options, facts.cpus)));
   // Outlives the commit: unmapping a mapped output is left until the output is in place.
   std::optional<pipeline::output_opener> output_holder;
   arena.execute([&] {

@@ -639,7 +639,7 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
 TEST(ProbeHost, AutoSortsSmallInputsOnTheCpuWithoutTouchingTheGpu) {
   sort_options o = u64_options();
   const std::uint64_t crossover = cpu_crossover_bytes_per_cpu * 16;
-  EXPECT_EQ(crossover, GiB) << "1 GiB on the 16 CPUs of the H100 machine";
+  EXPECT_EQ(crossover, 896 * MiB) << "896 MiB on the 16 CPUs of the H100 machine";
   EXPECT_FALSE(cpu_crossover_reason(o, crossover, 16).empty());
   EXPECT_FALSE(cpu_crossover_reason(o, 0, 16).empty());
   EXPECT_TRUE(cpu_crossover_reason(o, crossover + 8, 16).empty());
