@@ -33,6 +33,7 @@ cp tools/bench/run_bench.py tools/peers/*.py "$dest/bench/"
 cp tools/bench/merge/sweep.sh "$dest/bench/merge_sweep.sh"
 cp tools/bench/auto/sweep.sh "$dest/bench/auto_sweep.sh"
 cp tools/bench/auto/report.py "$dest/bench/auto_report.py"
+cp tools/bench/auto/cuda_start.py "$dest/bench/auto_cuda_start.py"
 cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh \
   tools/bench/gnu_modes.sh tools/bench/hrs/device_hrs.sh tools/bench/multi_gpu/device_multi.sh \
   tools/bench/interleave.sh tools/bench/hrs/ab.sh tools/bench/hrs/e2e_check.sh \
