@@ -56,7 +56,8 @@ inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 /// keys; sampled scatter rounds and top-digit concentration in parentheses), last in
 /// tools/bench/results/2026-11-27-h100-hrs-joint (`bench-final.csv`, `sweep-final.csv`, with
 /// one atomic per key however skewed; rows at 2^22 and below from 2026-11-27-h100-hrs-vectors):
-/// - 64-bit keys, 2^28: uniform 0.44, sorted 0.45, Zipf 0.87, AND of 2 words 0.81 (2.68), of
+/// - 64-bit keys, 2^28: uniform 0.44, sorted 0.45, Zipf 0.87, AND of 2 words 0.74 (2.68; 0.81
+///   before 64-bit keys merged sub-buckets only below 256 keys, 2026-11-27-h100-hrs-skew), of
 ///   3 1.26 (3.86), of 4 1.39, all equal 0.07. 2^27: uniform 0.43, Zipf 0.88, AND 2 0.86, AND 3
 ///   1.27; 2^26: uniform 0.47, Zipf 0.95, AND 2 0.84, AND 3 1.28; 2^24: uniform 0.59, Zipf
 ///   1.17, AND 2 0.94, AND 3 1.42; 2^22: uniform 0.65, Zipf 1.76 (1.98, 1.51), AND 2 1.32

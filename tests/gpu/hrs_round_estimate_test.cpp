@@ -140,7 +140,7 @@ TEST(HrsRoundEstimate, AutoPicksASorterWithinFivePercentOfTheFaster) {
       {dist::sorted, 64, 28, 0.45},
       {dist::zipf, 64, 28, 0.87},
       {dist::equal, 64, 28, 0.07},
-      {dist::and2, 64, 28, 0.81},
+      {dist::and2, 64, 28, 0.74},  // 2026-11-27-h100-hrs-skew (merging below 256 keys)
       {dist::and3, 64, 28, 1.26},
       {dist::and5, 64, 28, 1.38},
       {dist::uniform, 64, 27, 0.43},
