@@ -146,11 +146,12 @@ struct cpu_crossover {
 /**
  * The CPU crossover on `cpus` CPUs for keys that spread as `spread`. Measured on the H100
  * machine (16 CPUs; tools/bench/results/2026-11-28-h100-auto/, page cache warm; the GPU path
- * waits 0.21-0.40 s for CUDA to start, then takes about 0.1 s for 1 GiB and 0.45 s for 4 GiB):
+ * waits 0.21-0.40 s for CUDA to start, then takes about 0.1 s for 1 GiB; 4 GiB in all took
+ * 0.66-0.85 s):
  * - evenly spread keys: the CPU sorted 256 MiB of u64 in 0.10-0.12 s against the GPU path's
- *   0.29-0.31, 1 GiB (128 Mi records) in 0.32 (uniform) to 0.39 s (sorted) against 0.33-0.36
- *   (medians of 8; the GPU's spread is CUDA's start), 1 GiB of u32 (256 Mi) in 0.49-0.62 s
- *   against 0.35-0.42: up to 56 MiB and 9 Mi records per CPU;
+ *   0.29-0.31, 1 GiB (128 Mi records) in 0.32 (uniform) to 0.39 s (sorted) against 0.33-0.37
+ *   (the faster GPU backend, medians of 8; the spread is CUDA's start), 1 GiB of u32 (256 Mi)
+ *   in 0.49-0.62 s against 0.35-0.42: up to 56 MiB and 9 Mi records per CPU;
  * - few distinct keys: 0.18-0.21 s for 1 GiB against 0.33-0.38, 0.66-0.73 s for 4 GiB against
  *   0.66-0.67: four times both limits;
  * - skewed keys (AND of 3 to 5 words): 1 GiB of u64 0.55-0.86 s against 0.33-0.39, 256 MiB
