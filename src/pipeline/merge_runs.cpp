@@ -66,6 +66,18 @@ class merged_front {
     }
   }
 
+  /// Reports the end once every window is done, where no done() did: a call that found the
+  /// lock taken leaves its window to the holder, which may have looked at it just before.
+  void finish() {
+    if (report_ == nullptr) return;
+    std::lock_guard lock(mutex_);
+    while (front_ < done_.size() && done_[front_].load(std::memory_order_acquire)) ++front_;
+    if (front_ > reported_) {
+      reported_ = front_;
+      (*report_)(cuts_[front_]);
+    }
+  }
+
  private:
   const std::vector<std::vector<std::uint64_t>>& cuts_;
   std::uint64_t step_;
@@ -151,6 +163,7 @@ void merge_into_sink(std::span<const cpu::run_view> views, std::uint64_t rank_be
         }
       },
       tbb::simple_partitioner{});
+  front.finish();
 }
 
 /// An output_sink over a range of a temporary file from `base`: one run of an intermediate
