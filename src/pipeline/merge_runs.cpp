@@ -56,14 +56,10 @@ class merged_front {
   void done(std::uint64_t w) {
     if (report_ == nullptr) return;
     done_[w].store(true, std::memory_order_release);
-    // Whoever holds the lock advances past this window too, or the next window's end does.
+    // Whoever holds the lock advances past this window too, or a later window's end, or
+    // finish().
     std::unique_lock lock(mutex_, std::try_to_lock);
-    if (!lock.owns_lock()) return;
-    while (front_ < done_.size() && done_[front_].load(std::memory_order_acquire)) ++front_;
-    if (front_ >= reported_ + step_ || (front_ == done_.size() && front_ > reported_)) {
-      reported_ = front_;
-      (*report_)(cuts_[front_]);
-    }
+    if (lock.owns_lock()) advance(step_);
   }
 
   /// Reports the end once every window is done, where no done() did: a call that found the
@@ -71,14 +67,20 @@ class merged_front {
   void finish() {
     if (report_ == nullptr) return;
     std::lock_guard lock(mutex_);
+    advance(1);
+  }
+
+ private:
+  /// Under the lock: moves the front past the windows done, and reports it once it has grown
+  /// by `step` windows since the last report, or has reached the end.
+  void advance(std::uint64_t step) {
     while (front_ < done_.size() && done_[front_].load(std::memory_order_acquire)) ++front_;
-    if (front_ > reported_) {
+    if (front_ >= reported_ + step || (front_ == done_.size() && front_ > reported_)) {
       reported_ = front_;
       (*report_)(cuts_[front_]);
     }
   }
 
- private:
   const std::vector<std::vector<std::uint64_t>>& cuts_;
   std::uint64_t step_;
   const merged_front_fn* report_;
