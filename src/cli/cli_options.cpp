@@ -126,7 +126,7 @@ std::vector<option_group> option_groups() {
        "from one queue; one chunk or a stream goes to the first, and the others are not "
        "opened")
       ("algorithm", po::value<std::string>()->value_name("NAME"),
-       "run sorter: auto (default: the CPU for files of up to 56 MiB and 9 Mi records per "
+       "run sorter: auto (default: the CPU for files of up to 56 MiB and 10 Mi records per "
        "CPU, moved by the spread of sampled keys, else the GPU "
        "when present, there the faster of hrs and onesweep by chunk size and sampled key "
        "skew where equal keys cannot be told apart, else onesweep; several GPUs sorting by "

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -285,6 +286,30 @@ void input_source::read_at(std::uint64_t offset, std::span<std::byte> dst, uring
     filled += n;
     offset = 0;
   }
+}
+
+bool input_source::read_if_cached(std::uint64_t offset, std::span<std::byte> dst) const {
+  GPUSORT_EXPECTS(known_size_ && offset + dst.size() <= *known_size_,
+                  "read_if_cached past the end of " + describe());
+  std::size_t filled = 0;
+  for (const input& in : inputs_) {
+    if (filled == dst.size()) break;
+    const std::uint64_t bytes = in.size - in.start;
+    if (offset >= bytes) {
+      offset -= bytes;
+      continue;
+    }
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(bytes - offset, dst.size() - filled));
+    iovec part{dst.data() + filled, n};
+    // Short (part of it cached) or -1 (EAGAIN: not cached; EOPNOTSUPP: cannot tell): not here.
+    if (::preadv2(in.fd.get(), &part, 1, static_cast<off_t>(in.start + offset), RWF_NOWAIT) !=
+        static_cast<ssize_t>(n))
+      return false;
+    filled += n;
+    offset = 0;
+  }
+  return filled == dst.size();
 }
 
 void input_source::read_past_cache() {

@@ -91,6 +91,13 @@ class input_source {
    */
   void read_at(std::uint64_t offset, std::span<std::byte> dst, uring& ring,
                const transfer_config& config = {}) const;
+  /**
+   * Reads dst.size() bytes at `offset` of the concatenation only where the page cache holds
+   * them (preadv2 with RWF_NOWAIT): false, dst undefined, where any of them is not there (or
+   * the filesystem cannot tell), so that a sample never waits for the disk. Only when
+   * known_size() is set, and offset + dst.size() must not pass it. Safe from several threads.
+   */
+  [[nodiscard]] bool read_if_cached(std::uint64_t offset, std::span<std::byte> dst) const;
 
   /**
    * Maps the whole input read-only, with its page tables filled in, when it is one regular,

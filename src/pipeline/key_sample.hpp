@@ -17,7 +17,8 @@ inline constexpr std::uint32_t input_key_sample_size = 8192;
  * The spread of the keys of `input`, from input_key_sample_size records at an even stride,
  * classified by the counting rounds the hybrid radix sort would make on them were they 2^27
  * (gpu::estimate_hrs_rounds): few distinct values (at most one round), skewed (AND-ed words
- * and the like, several rounds more than evenly spread keys need), or even.
+ * and the like, several rounds more than evenly spread keys need), patterned (a sample in
+ * order or in reverse order, or a little skewed: AND of 2 words), or even.
  * key_spread::unknown, without reading, when any input is a stream, the keys are not 4- or
  * 8-byte numbers, the input holds fewer records than the sample, or a sampled page is not in
  * the page cache: reading it would take a disk access per sampled record, before the sort

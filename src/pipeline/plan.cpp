@@ -83,7 +83,8 @@ gpu::chunk_algorithm exchange_local_sort(const sort_options& options,
     default: return gpu::chunk_algorithm::onesweep;
   }
   if (spread == key_spread::unknown) return gpu::chunk_algorithm::automatic;
-  return spread == key_spread::few_distinct || spread == key_spread::even
+  return spread == key_spread::few_distinct || spread == key_spread::even ||
+                 spread == key_spread::patterned
              ? gpu::chunk_algorithm::hrs
              : gpu::chunk_algorithm::onesweep;
 }
@@ -122,7 +123,10 @@ static_assert(cpu_crossover_records_per_cpu % (std::uint64_t{1} << 20) == 0,
 
 cpu_crossover cpu_crossover_for(unsigned cpus, key_spread spread) noexcept {
   const std::uint64_t n = std::max(cpus, 1u);
-  cpu_crossover c{cpu_crossover_bytes_per_cpu * n, cpu_crossover_records_per_cpu * n};
+  const std::uint64_t bytes_per_cpu = spread == key_spread::even
+                                          ? cpu_crossover_even_bytes_per_cpu
+                                          : cpu_crossover_bytes_per_cpu;
+  cpu_crossover c{bytes_per_cpu * n, cpu_crossover_records_per_cpu * n};
   if (spread == key_spread::few_distinct) {
     c.bytes *= 4;
     c.records *= 4;
@@ -149,7 +153,8 @@ bool within(const cpu_crossover& c, std::uint64_t bytes, std::uint32_t record_si
 std::string describe_spread(key_spread spread) {
   switch (spread) {
     case key_spread::few_distinct: return " for keys with few distinct values";
-    case key_spread::even: return " for evenly spread keys";
+    case key_spread::even: return " for evenly spread keys in no order";
+    case key_spread::patterned: return " for keys in order or a little skewed";
     case key_spread::skewed: return " for skewed keys";
     case key_spread::unknown: break;
   }

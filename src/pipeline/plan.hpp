@@ -63,12 +63,16 @@ struct gpu_facts {
 
 /// How the keys of an input spread (pipeline/key_sample.hpp), which sets how fast the CPU
 /// sorts them: keys with few distinct values it only copies (its radix sort skips the digits
-/// that never vary), skewed keys take it more passes over memory.
+/// that never vary), skewed keys take it more passes over memory, and 64-bit keys in order or
+/// a little skewed take it 10-35% longer than keys in no order (16 CPUs, 1 GiB).
 enum class key_spread : std::uint8_t {
   unknown,       ///< not sampled (a stream, a cold file, keys that are not numbers, a small input)
   few_distinct,  ///< all equal, or a handful of values
-  even,          ///< spread evenly enough: uniform, sorted, Zipf keys
-  skewed,        ///< AND-ed words and the like
+  even,          ///< spread evenly and in no order: uniform, Zipf keys
+  /// Spread evenly enough for the GPU, but in order or in reverse order (the sample is), or a
+  /// little skewed (AND of 2 words).
+  patterned,
+  skewed,  ///< AND-ed words and the like
 };
 
 /// What the host has, as far as the plan depends on it.
@@ -131,11 +135,14 @@ struct host_facts {
 
 
 /// Input bytes per CPU up to which `--algorithm auto` with the default device selection sorts
-/// on the CPU without initialising CUDA, for evenly spread keys; see cpu_crossover_for.
+/// on the CPU without initialising CUDA, for patterned keys and keys not sampled; see
+/// cpu_crossover_for.
 inline constexpr std::uint64_t cpu_crossover_bytes_per_cpu = std::uint64_t{56} << 20;
+/// The same for keys that spread evenly in no order, which the CPU sorts fastest.
+inline constexpr std::uint64_t cpu_crossover_even_bytes_per_cpu = std::uint64_t{64} << 20;
 /// Input records per CPU up to which it does, however few bytes they take: the CPU's cost
 /// follows the records, the GPU's the bytes.
-inline constexpr std::uint64_t cpu_crossover_records_per_cpu = std::uint64_t{9} << 20;
+inline constexpr std::uint64_t cpu_crossover_records_per_cpu = std::uint64_t{10} << 20;
 
 /// The largest input `auto` sorts on the CPU: both limits hold.
 struct cpu_crossover {
@@ -147,11 +154,15 @@ struct cpu_crossover {
  * The CPU crossover on `cpus` CPUs for keys that spread as `spread`. Measured on the H100
  * machine (16 CPUs; tools/bench/results/2026-11-28-h100-auto/, page cache warm; the GPU path
  * waits 0.21-0.40 s for CUDA to start, then takes about 0.1 s for 1 GiB; 4 GiB in all took
- * 0.66-0.85 s):
+ * 0.66-0.85 s) and on the H200 machine (16 CPUs; 2026-11-28-h200-auto-split/, CUDA's start
+ * 0.22-0.24 s; medians of 8, the faster GPU backend):
  * - evenly spread keys: the CPU sorted 256 MiB of u64 in 0.10-0.12 s against the GPU path's
- *   0.29-0.31, 1 GiB (128 Mi records) in 0.32 (uniform) to 0.39 s (sorted) against 0.33-0.37
- *   (the faster GPU backend, medians of 8; the spread is CUDA's start), 1 GiB of u32 (256 Mi)
- *   in 0.49-0.62 s against 0.35-0.42: up to 56 MiB and 9 Mi records per CPU;
+ *   0.29-0.31; 1 GiB (128 Mi records) of u64 in no order (uniform, Zipf) in 0.29-0.34 s
+ *   against 0.33-0.35 (H100, H200): up to 64 MiB per CPU (even); 1 GiB of sorted, reverse or
+ *   AND-2 u64 in 0.37-0.46 s against 0.33-0.36: up to 56 MiB per CPU (patterned, unknown);
+ *   640 MiB of u32 (160 Mi records) in 0.28-0.31 s, sorted or not, against 0.31-0.34
+ *   (H200), 1 GiB of u32 (256 Mi) in 0.49-0.62 s against 0.35-0.42 (H100): up to 10 Mi
+ *   records per CPU;
  * - few distinct keys: 0.18-0.21 s for 1 GiB against 0.33-0.38, 0.66-0.73 s for 4 GiB against
  *   0.66-0.67: four times both limits;
  * - skewed keys (AND of 3 to 5 words): 1 GiB of u64 0.55-0.86 s against 0.33-0.39, 256 MiB

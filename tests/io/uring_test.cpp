@@ -1,5 +1,6 @@
 // io_uring bulk transfers and the concatenated input source, on real files and pipes.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "gpusort/error.hpp"
+#include "io/file_descriptor.hpp"
 #include "io/input_source.hpp"
 #include "io/uring.hpp"
 #include "test_support.hpp"
@@ -173,6 +175,40 @@ TEST(InputSource, ReadsAtOffsetsAcrossFilesFromSeveralThreads) {
   uring ring;
   std::vector<std::byte> one(8);
   EXPECT_THROW(in.read_at(all.size() - 4, one, ring), error);
+}
+
+TEST(InputSource, ReadsFromThePageCacheOnlyWhereItHoldsTheBytes) {
+  test::scratch_dir dir;
+  std::vector<std::vector<std::byte>> parts = {random_bytes(4096 * 3 + 8, 8), random_bytes(0, 9),
+                                               random_bytes(808, 10)};
+  std::vector<std::string> paths;
+  std::vector<std::byte> all;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    paths.push_back(dir.file(std::string("c").append(std::to_string(i))));
+    test::write_file(paths.back(), parts[i]);
+    all.insert(all.end(), parts[i].begin(), parts[i].end());
+  }
+  const input_source in(paths, 8);
+  // Just written, so cached: pieces inside a file and across the empty one.
+  for (const std::size_t at : {std::size_t{0}, std::size_t{4096 * 3}, all.size() - 8}) {
+    std::vector<std::byte> got(8);
+    ASSERT_TRUE(in.read_if_cached(at, got)) << at;
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), all.begin() + static_cast<std::ptrdiff_t>(at)));
+  }
+  std::vector<std::byte> one(8);
+  EXPECT_THROW((void)in.read_if_cached(all.size() - 4, one), error);
+  // Dropped from the page cache: not read, where the filesystem lets it go (tmpfs keeps it).
+  const file_descriptor fd = file_descriptor::open(paths[0], O_RDONLY);
+  ASSERT_EQ(::fdatasync(fd.get()), 0);
+  ASSERT_EQ(::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  void* map = ::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd.get(), 0);
+  ASSERT_NE(map, MAP_FAILED);
+  unsigned char resident = 1;
+  ASSERT_EQ(::mincore(map, 4096, &resident), 0);
+  ::munmap(map, 4096);
+  if ((resident & 1u) == 0) {
+    EXPECT_FALSE(in.read_if_cached(16, one));
+  }
 }
 
 }  // namespace

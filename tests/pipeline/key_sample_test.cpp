@@ -18,7 +18,7 @@ namespace {
 constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
 
-enum class keys { uniform, equal, and3, sorted };
+enum class keys { uniform, equal, and2, and3, sorted, reverse };
 
 /// `count` records of `record_size` bytes whose key (at `key_offset`, `Word` wide) is drawn as
 /// `k`; the rest of each record is random.
@@ -32,9 +32,13 @@ std::vector<std::byte> make_records(keys k, std::uint64_t count, std::uint32_t r
     switch (k) {
       case keys::uniform: key = static_cast<Word>(rng()); break;
       case keys::equal: key = static_cast<Word>(0x5a5a5a5a5a5a5a5aull); break;
+      case keys::and2: key = static_cast<Word>(rng() & rng()); break;
       case keys::and3: key = static_cast<Word>(rng() & rng() & rng()); break;
       case keys::sorted:
         key = static_cast<Word>((~Word{0} / count) * static_cast<Word>(i));
+        break;
+      case keys::reverse:
+        key = static_cast<Word>((~Word{0} / count) * static_cast<Word>(count - 1 - i));
         break;
     }
     std::memcpy(data.data() + i * record_size + key_offset, &key, sizeof key);
@@ -51,10 +55,17 @@ struct sampled_case {
 TEST(KeySample, ClassifiesTheKeysOfAFileInThePageCache) {
   const test::scratch_dir dir;
   const sampled_case cases[] = {
-      {"u64", keys::uniform, key_spread::even},      {"u64", keys::sorted, key_spread::even},
-      {"u64", keys::equal, key_spread::few_distinct}, {"u64", keys::and3, key_spread::skewed},
-      {"u32", keys::uniform, key_spread::even},      {"u32", keys::equal, key_spread::few_distinct},
-      {"u32", keys::and3, key_spread::skewed},       {"i64", keys::uniform, key_spread::even},
+      {"u64", keys::uniform, key_spread::even},
+      {"u64", keys::sorted, key_spread::patterned},
+      {"u64", keys::reverse, key_spread::patterned},
+      {"u64", keys::and2, key_spread::patterned},
+      {"u64", keys::equal, key_spread::few_distinct},
+      {"u64", keys::and3, key_spread::skewed},
+      {"u32", keys::uniform, key_spread::even},
+      {"u32", keys::reverse, key_spread::patterned},
+      {"u32", keys::equal, key_spread::few_distinct},
+      {"u32", keys::and3, key_spread::skewed},
+      {"i64", keys::uniform, key_spread::even},
       {"f64", keys::equal, key_spread::few_distinct},
   };
   // The classes depend on how the keys spread, not on how many there are: 2^20 records do.
@@ -115,15 +126,17 @@ TEST(KeySample, UnknownWhereNothingCanBeSampledCheaply) {
 
 TEST(CpuCrossover, TheKeysAndTheRecordsMoveIt) {
   // 16 CPUs, as on the H100 machine the limits were measured on.
-  const cpu_crossover even = cpu_crossover_for(16, key_spread::even);
-  EXPECT_EQ(even.bytes, 896 * MiB);
-  EXPECT_EQ(even.records, 144 * MiB);
-  EXPECT_EQ(cpu_crossover_for(16, key_spread::unknown).bytes, even.bytes);
-  EXPECT_EQ(cpu_crossover_for(16, key_spread::few_distinct).bytes, 4 * even.bytes);
-  EXPECT_EQ(cpu_crossover_for(16, key_spread::few_distinct).records, 4 * even.records);
-  EXPECT_EQ(cpu_crossover_for(16, key_spread::skewed).bytes, even.bytes / 2);
-  EXPECT_EQ(cpu_crossover_for(16, key_spread::skewed).records, even.records);
-  EXPECT_EQ(cpu_crossover_for(2, key_spread::even).bytes, 112 * MiB) << "fewer CPUs: lower";
+  const cpu_crossover base = cpu_crossover_for(16, key_spread::patterned);
+  EXPECT_EQ(base.bytes, 896 * MiB);
+  EXPECT_EQ(base.records, 160 * MiB);
+  EXPECT_EQ(cpu_crossover_for(16, key_spread::unknown).bytes, base.bytes);
+  EXPECT_EQ(cpu_crossover_for(16, key_spread::even).bytes, GiB);
+  EXPECT_EQ(cpu_crossover_for(16, key_spread::even).records, base.records);
+  EXPECT_EQ(cpu_crossover_for(16, key_spread::few_distinct).bytes, 4 * base.bytes);
+  EXPECT_EQ(cpu_crossover_for(16, key_spread::few_distinct).records, 4 * base.records);
+  EXPECT_EQ(cpu_crossover_for(16, key_spread::skewed).bytes, base.bytes / 2);
+  EXPECT_EQ(cpu_crossover_for(16, key_spread::skewed).records, base.records);
+  EXPECT_EQ(cpu_crossover_for(2, key_spread::patterned).bytes, 112 * MiB) << "fewer CPUs: lower";
 
   sort_options u64;
   u64.format = test::make_format("u64", 8, 0);
@@ -137,10 +150,15 @@ TEST(CpuCrossover, TheKeysAndTheRecordsMoveIt) {
     key_spread spread;
     bool cpu;
   } table[] = {
-      {&u64, GiB, key_spread::even, false},           // uniform 0.32, sorted 0.39; 0.33-0.43
+      {&u64, GiB, key_spread::even, true},            // uniform, Zipf 0.29-0.33; 0.33-0.35
+      {&u64, GiB, key_spread::patterned, false},      // sorted, reverse, AND 2 0.39-0.46
+      {&u64, GiB, key_spread::unknown, false},        // no sample: as patterned
       {&u64, GiB / 4, key_spread::even, true},        // 0.10-0.12 against 0.29-0.31
+      {&u64, GiB / 4, key_spread::patterned, true},
       {&u32, GiB, key_spread::even, false},           // 0.49-0.62 against 0.35-0.42
       {&u32, GiB / 4, key_spread::even, true},        // 0.14-0.18 against 0.28-0.31
+      {&u32, 640 * MiB, key_spread::even, true},      // H200: 0.28-0.29 against 0.31
+      {&u32, 640 * MiB, key_spread::patterned, true},  // sorted 0.29-0.31 against 0.32-0.34
       {&u32, GiB, key_spread::unknown, false},        // the records decide without a sample
       {&u64, GiB, key_spread::few_distinct, true},    // 0.18 against 0.33-0.38
       {&u32, GiB, key_spread::few_distinct, true},    // 0.20-0.21 against 0.34-0.37

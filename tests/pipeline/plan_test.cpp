@@ -468,6 +468,7 @@ TEST(ExchangeLocalSort, FollowsTheAlgorithmAndTheSampledKeys) {
   // auto: HRS where it measured faster over two GPUs (even keys, whose exchange is HRS's first
   // round, of either width; few distinct keys), Onesweep for skewed keys.
   EXPECT_EQ(exchange_local_sort(wide, key_spread::even), chunk_algorithm::hrs);
+  EXPECT_EQ(exchange_local_sort(wide, key_spread::patterned), chunk_algorithm::hrs);
   EXPECT_EQ(exchange_local_sort(wide, key_spread::few_distinct), chunk_algorithm::hrs);
   EXPECT_EQ(exchange_local_sort(wide, key_spread::skewed), chunk_algorithm::onesweep);
   EXPECT_EQ(exchange_local_sort(wide, key_spread::unknown), chunk_algorithm::automatic);
