@@ -147,7 +147,7 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   // former is gone.
   std::shared_ptr<staging_pool> staging_in_ptr;
   std::optional<trace_recorder::scope> setup_timer(std::in_place, trace, "GPU setup");
-  std::optional<gpu::run_former> former_holder(std::in_place, former_config, forward, trace);
+  auto former_holder = std::make_unique<gpu::run_former>(former_config, forward, trace);
   gpu::run_former& former = *former_holder;
   staging_in_ptr = pinning_in.get();
   setup_timer.reset();
@@ -307,11 +307,24 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   if (result.sorter.empty()) result.sorter = gpu::to_string(former_config.algorithm);
   {
     trace_recorder::scope timer(trace, "GPU teardown");
-    former_holder.reset();
-    staging_in_ptr.reset();
-    collector.reset();
-    writer.reset();
-    staging_out = {};
+    if (writer) {
+      // The output is written: the rest goes after the commit. The former first, then the
+      // staging it released into (members end in reverse order).
+      struct leftovers {
+        std::shared_future<std::shared_ptr<staging_pool>> staging_out;
+        std::shared_ptr<staging_pool> staging_in;
+        std::unique_ptr<gpu::run_former> former;
+      };
+      writer.reset();
+      result.release_after_commit.push_back(std::make_shared<leftovers>(
+          leftovers{std::move(staging_out), std::move(staging_in_ptr), std::move(former_holder)}));
+    } else {
+      // Runs: the merge that follows wants the memory now.
+      former_holder.reset();
+      staging_in_ptr.reset();
+      collector.reset();
+      staging_out = {};
+    }
   }
   return result;
 }
@@ -339,13 +352,15 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
     done[i] = form_share(input, options, config, shares[i], whole, store, open_sink, arena,
                          trace, stop, shared ? &*shared : nullptr);
   });
-  if (whole) return done.front();
+  if (whole) return std::move(done.front());
   gpu_run_result result;
   result.device_name = done.front().device_name;
   std::set<std::string> sorters;
-  for (const gpu_run_result& r : done) {
+  for (gpu_run_result& r : done) {
     result.records += r.records;
     sorters.insert(r.sorter);
+    for (std::shared_ptr<void>& held : r.release_after_commit)
+      result.release_after_commit.push_back(std::move(held));
   }
   for (const std::string& chosen : sorters) {
     if (!result.sorter.empty()) result.sorter += "; ";

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ struct gpu_run_result {
   std::string sorter;
   std::uint64_t records = 0;
   bool wrote_output = false;  ///< one chunk: the output was written directly, no runs stored
+  /// What the GPU stage still holds where it wrote the output (the former's device memory and
+  /// streams, the page-locked staging): to be let go once the output is committed, where
+  /// freeing it (11-15 ms on the H100 machine) no longer delays the result.
+  std::vector<std::shared_ptr<void>> release_after_commit;
 };
 
 /// What the GPU stage needs beyond the sort options.

@@ -193,6 +193,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
       failed = std::current_exception();
     }
   }
+  result.release_after_commit.clear();
   output_holder.reset();
   if (result.releasing.valid()) result.releasing.get();
   if (failed) std::rethrow_exception(failed);

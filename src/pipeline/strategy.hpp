@@ -81,6 +81,9 @@ struct strategy_result {
   /// Run memory still being given back (run_store::release_in_background) while the output
   /// closes; waited for before the sort is reported done.
   std::future<void> releasing;
+  /// What the strategy still holds (gpu_run_result::release_after_commit): let go once the
+  /// output is committed.
+  std::vector<std::shared_ptr<void>> release_after_commit;
 };
 
 /// gpu_one_chunk, gpu_runs and gpu_ranges (strategy_gpu.cpp): chunks sorted on plan.device,

@@ -34,7 +34,7 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   };
   if (const std::optional<std::uint64_t> size = ctx.input.known_size())
     keep_prefault_beside_runs(*size);
-  const gpu_run_result r =
+  gpu_run_result r =
       form_runs_on_gpu(ctx.input, ctx.options, config, runs, open_output, ctx.arena, ctx.trace);
   if (!r.wrote_output && !ctx.input.known_size())
     keep_prefault_beside_runs(runs.total_records() * ctx.options.format.record_size);
@@ -44,6 +44,7 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
     result.ran = strategy::gpu_one_chunk;
     result.records = r.records;
     result.runs = r.records > 0 ? 1 : 0;
+    result.release_after_commit = std::move(r.release_after_commit);
     ctx.output.open(r.records * ctx.options.format.record_size).finish();
     return result;
   }
