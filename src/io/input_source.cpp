@@ -268,10 +268,11 @@ std::size_t input_source::read(std::span<std::byte> dst, uring& ring,
   return filled;
 }
 
-void input_source::read_at(std::uint64_t offset, std::span<std::byte> dst, uring& ring,
-                           const transfer_config& config) const {
+template <typename Part>
+bool input_source::each_part(std::uint64_t offset, std::span<std::byte> dst, const char* what,
+                             Part&& part) const {
   GPUSORT_EXPECTS(known_size_ && offset + dst.size() <= *known_size_,
-                  "read_at past the end of " + describe());
+                  std::string(what) + " past the end of " + describe());
   std::size_t filled = 0;
   for (const input& in : inputs_) {
     if (filled == dst.size()) break;
@@ -282,34 +283,30 @@ void input_source::read_at(std::uint64_t offset, std::span<std::byte> dst, uring
     }
     const std::size_t n =
         static_cast<std::size_t>(std::min<std::uint64_t>(bytes - offset, dst.size() - filled));
-    read_file_range(in, in.start + offset, dst.subspan(filled, n), ring, config);
+    if (!part(in, in.start + offset, dst.subspan(filled, n))) return false;
     filled += n;
     offset = 0;
   }
+  return true;
+}
+
+void input_source::read_at(std::uint64_t offset, std::span<std::byte> dst, uring& ring,
+                           const transfer_config& config) const {
+  each_part(offset, dst, "read_at",
+            [&](const input& in, std::uint64_t at, std::span<std::byte> part) {
+    read_file_range(in, at, part, ring, config);
+    return true;
+  });
 }
 
 bool input_source::read_if_cached(std::uint64_t offset, std::span<std::byte> dst) const {
-  GPUSORT_EXPECTS(known_size_ && offset + dst.size() <= *known_size_,
-                  "read_if_cached past the end of " + describe());
-  std::size_t filled = 0;
-  for (const input& in : inputs_) {
-    if (filled == dst.size()) break;
-    const std::uint64_t bytes = in.size - in.start;
-    if (offset >= bytes) {
-      offset -= bytes;
-      continue;
-    }
-    const std::size_t n =
-        static_cast<std::size_t>(std::min<std::uint64_t>(bytes - offset, dst.size() - filled));
-    iovec part{dst.data() + filled, n};
+  return each_part(offset, dst, "read_if_cached",
+                   [](const input& in, std::uint64_t at, std::span<std::byte> part) {
+    iovec v{part.data(), part.size()};
     // Short (part of it cached) or -1 (EAGAIN: not cached; EOPNOTSUPP: cannot tell): not here.
-    if (::preadv2(in.fd.get(), &part, 1, static_cast<off_t>(in.start + offset), RWF_NOWAIT) !=
-        static_cast<ssize_t>(n))
-      return false;
-    filled += n;
-    offset = 0;
-  }
-  return filled == dst.size();
+    return ::preadv2(in.fd.get(), &v, 1, static_cast<off_t>(at), RWF_NOWAIT) ==
+           static_cast<ssize_t>(part.size());
+  });
 }
 
 void input_source::read_past_cache() {

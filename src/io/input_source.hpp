@@ -166,6 +166,12 @@ class input_source {
     bool pipe = false;                      // a stream that is a pipe (or FIFO)
     std::unique_ptr<pipe_fanout> fanout;    // a pipe's, from its first large read on
   };
+  /// Calls part(input, file offset, its part of dst) for each input that [offset, offset +
+  /// dst.size()) of the concatenation reaches, in order, until one returns false (then false).
+  /// `what` names the caller in the error for a range past the end.
+  template <typename Part>
+  bool each_part(std::uint64_t offset, std::span<std::byte> dst, const char* what,
+                 Part&& part) const;
   /// Reads a range of one regular input, past the cache where read_past_cache() asked.
   static void read_file_range(const input& in, std::uint64_t offset, std::span<std::byte> dst,
                               uring& ring, const transfer_config& config);

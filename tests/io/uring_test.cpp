@@ -142,17 +142,29 @@ TEST(InputSource, MapsOneWholeRegularFile) {
   EXPECT_FALSE(started.map_whole());
 }
 
+/// Each part written to a file of its own in `dir`; their paths.
+std::vector<std::string> write_parts(const test::scratch_dir& dir,
+                                     const std::vector<std::vector<std::byte>>& parts) {
+  std::vector<std::string> paths;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    paths.push_back(dir.file("part" + std::to_string(i)));
+    test::write_file(paths.back(), parts[i]);
+  }
+  return paths;
+}
+
+std::vector<std::byte> concatenated(const std::vector<std::vector<std::byte>>& parts) {
+  std::vector<std::byte> all;
+  for (const std::vector<std::byte>& p : parts) all.insert(all.end(), p.begin(), p.end());
+  return all;
+}
+
 TEST(InputSource, ReadsAtOffsetsAcrossFilesFromSeveralThreads) {
   test::scratch_dir dir;
   std::vector<std::vector<std::byte>> parts = {random_bytes(4096 * 3 + 8, 4), random_bytes(0, 5),
                                                random_bytes(808, 6), random_bytes(65536, 7)};
-  std::vector<std::string> paths;
-  std::vector<std::byte> all;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    paths.push_back(dir.file(std::string("p").append(std::to_string(i))));
-    test::write_file(paths.back(), parts[i]);
-    all.insert(all.end(), parts[i].begin(), parts[i].end());
-  }
+  const std::vector<std::string> paths = write_parts(dir, parts);
+  const std::vector<std::byte> all = concatenated(parts);
   const input_source in(paths, 8);
   ASSERT_EQ(*in.known_size(), all.size());
   // Pieces of odd lengths that straddle file boundaries, read by four threads at once.
@@ -181,13 +193,8 @@ TEST(InputSource, ReadsFromThePageCacheOnlyWhereItHoldsTheBytes) {
   test::scratch_dir dir;
   std::vector<std::vector<std::byte>> parts = {random_bytes(4096 * 3 + 8, 8), random_bytes(0, 9),
                                                random_bytes(808, 10)};
-  std::vector<std::string> paths;
-  std::vector<std::byte> all;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    paths.push_back(dir.file(std::string("c").append(std::to_string(i))));
-    test::write_file(paths.back(), parts[i]);
-    all.insert(all.end(), parts[i].begin(), parts[i].end());
-  }
+  const std::vector<std::string> paths = write_parts(dir, parts);
+  const std::vector<std::byte> all = concatenated(parts);
   const input_source in(paths, 8);
   // Just written, so cached: pieces inside a file and across the empty one.
   for (const std::size_t at : {std::size_t{0}, std::size_t{4096 * 3}, all.size() - 8}) {
