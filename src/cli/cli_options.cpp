@@ -158,7 +158,8 @@ std::vector<option_group> option_groups() {
       ("trace", po::value<std::string>()->value_name("FILE"),
        "write a Chrome trace-event JSON of every stage to FILE (open it in Perfetto); it is "
        "written before the output is committed")
-      ("verbose,v", po::bool_switch(), "print the plan (strategy, device, budget, runs, output) and why, on stderr")
+      ("verbose,v", po::bool_switch(),
+       "print the plan (strategy, device, budget, runs, output) and why, on stderr")
       ("progress", po::bool_switch(),
        "show how far the current stage has come on stderr: a bar with bytes, rate and ETA "
        "redrawn on a terminal, a plain line every 5 s otherwise")
@@ -261,14 +262,16 @@ namespace {
 /// "-t [ --type ] TYPE".
 std::string option_synopsis(const po::option_description& d) {
   const std::string long_name = d.long_name();
-  const std::string short_name = d.canonical_display_name(po::command_line_style::allow_dash_for_short);
+  const std::string short_name =
+      d.canonical_display_name(po::command_line_style::allow_dash_for_short);
   std::string s = "  ";
   if (short_name.size() == 2 && short_name[0] == '-') s += short_name;
   if (!long_name.empty()) s += (s.size() > 2 ? ", --" : "    --") + long_name;
   const auto& value = d.semantic();
   if (value->max_tokens() > 0) {
     std::string name = value->name();  // "TYPE", or "[=HOW(=diagnose-first)]" when implicit
-    if (const auto open = name.find("(="); open != std::string::npos) name.erase(open, name.find(')', open) - open + 1);
+    if (const auto open = name.find("(="); open != std::string::npos)
+      name.erase(open, name.find(')', open) - open + 1);
     if (name.empty() || name[0] != '[') name = " " + name;
     s += name;
   }
@@ -417,7 +420,8 @@ request parse_command_line(int argc, const char* const* argv) {
   if (vm.count("buffer-size"))
     o.buffer_bytes = parse_size(vm["buffer-size"].as<std::string>(), probe_memory_limit().bytes,
                                 "--buffer-size");
-  if (vm.count("buffer-size")) GPUSORT_EXPECTS(o.buffer_bytes > 0, "--buffer-size must be positive");
+  if (vm.count("buffer-size"))
+    GPUSORT_EXPECTS(o.buffer_bytes > 0, "--buffer-size must be positive");
   if (vm.count("temporary-directory")) o.temp_dir = vm["temporary-directory"].as<std::string>();
   if (vm.count("parallel"))
     o.threads = static_cast<unsigned>(parse_count(vm["parallel"].as<std::string>(), "--parallel",

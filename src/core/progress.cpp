@@ -33,7 +33,8 @@ std::string rate_text(double bytes, double seconds) {
 std::string eta_text(double seconds) {
   char buf[32];
   if (seconds < 60) std::snprintf(buf, sizeof buf, "%.1f s", seconds);
-  else if (seconds < 3600) std::snprintf(buf, sizeof buf, "%d min %02d s", int(seconds) / 60, int(seconds) % 60);
+  else if (seconds < 3600)
+    std::snprintf(buf, sizeof buf, "%d min %02d s", int(seconds) / 60, int(seconds) % 60);
   else std::snprintf(buf, sizeof buf, "%d h %02d min", int(seconds) / 3600, int(seconds) / 60 % 60);
   return buf;
 }
@@ -73,7 +74,8 @@ std::string progress_text(const progress_state& state, bool bar) {
     return state.stage + " " + format_bytes(state.bytes) + " at " + rate;
   // A merge in several passes moves the data more than once: it is shown as the last pass.
   const std::uint64_t total = *state.total;
-  const std::uint64_t done = state.bytes % total == 0 && state.bytes > 0 ? total : state.bytes % total;
+  const std::uint64_t done =
+      state.bytes % total == 0 && state.bytes > 0 ? total : state.bytes % total;
   const double fraction = static_cast<double>(done) / static_cast<double>(total);
   const int percent = static_cast<int>(fraction * 100);
   const double per_second = state.seconds > 0 ? bytes / state.seconds : 0;
@@ -128,7 +130,8 @@ void progress_reporter::run() {
     if (tty_) {
       // No "gpusort:" prefix: the line must fit 80 columns, and it is erased at the end.
       std::string line = progress_text(state, true);
-      line.resize(std::min<std::size_t>(line.size(), static_cast<std::size_t>(terminal_width(fd_) - 1)));
+      line.resize(
+          std::min<std::size_t>(line.size(), static_cast<std::size_t>(terminal_width(fd_) - 1)));
       emit("\r" + line + "\x1b[K");
       drawn_ = true;
     } else {

@@ -72,10 +72,13 @@ void append_range(file_pair file, std::uint64_t offset, std::span<std::byte> dat
   }
   const std::uint64_t end = offset + data.size();
   const block_cut cut(offset, end);
-  if (cut.first > offset) out.push_back({&file.buffered, offset, data.first(cut.first - offset), false});
+  if (cut.first > offset)
+    out.push_back({&file.buffered, offset, data.first(cut.first - offset), false});
   if (cut.last > cut.first)
-    out.push_back({file.direct, cut.first, data.subspan(cut.first - offset, cut.last - cut.first), true});
-  if (end > cut.last) out.push_back({&file.buffered, cut.last, data.subspan(cut.last - offset), false});
+    out.push_back(
+        {file.direct, cut.first, data.subspan(cut.first - offset, cut.last - cut.first), true});
+  if (end > cut.last)
+    out.push_back({&file.buffered, cut.last, data.subspan(cut.last - offset), false});
 }
 
 namespace {
@@ -87,8 +90,10 @@ void move_through_bounce(file_pair file, std::uint64_t offset, std::span<std::by
   const std::uint64_t end = offset + data.size();
   const block_cut cut(offset, end);
   std::vector<io_segment> ends;
-  if (cut.first > offset) ends.push_back({&file.buffered, offset, data.first(cut.first - offset), false});
-  if (end > cut.last) ends.push_back({&file.buffered, cut.last, data.subspan(cut.last - offset), false});
+  if (cut.first > offset)
+    ends.push_back({&file.buffered, offset, data.first(cut.first - offset), false});
+  if (end > cut.last)
+    ends.push_back({&file.buffered, cut.last, data.subspan(cut.last - offset), false});
   if (to_file) ring.write_batch(ends, config);
   else ring.read_batch(ends, config);
   if (cut.last == cut.first) return;

@@ -145,7 +145,8 @@ class direct_sink final : public output_sink {
       }
       {
         std::lock_guard lock(mutex_);
-        for (const job& j : batch) free_staging_.push_back(j.window.data() - (data_ + j.offset) % block);
+        for (const job& j : batch)
+          free_staging_.push_back(j.window.data() - (data_ + j.offset) % block);
         if (failed && !error_) error_ = failed;
         busy_ = false;
       }
@@ -155,7 +156,8 @@ class direct_sink final : public output_sink {
 
   std::byte* take_staging() {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return !free_staging_.empty() || staging_.size() < max_windows || error_; });
+    cv_.wait(lock,
+             [&] { return !free_staging_.empty() || staging_.size() < max_windows || error_; });
     if (error_) std::rethrow_exception(error_);
     if (!free_staging_.empty()) {
       std::byte* p = free_staging_.back();

@@ -169,10 +169,11 @@ std::uint64_t unique_in_memory(std::span<std::byte> output, const record_format&
     return output.data() + first * rec;
   };
   auto store = [&](std::uint64_t at_record, const std::byte* data, std::uint64_t n) {
-    gpusort::detail::parallel_copy(output.data() + at_record * rec, data, static_cast<std::size_t>(n * rec));
+    gpusort::detail::parallel_copy(output.data() + at_record * rec, data,
+                                   static_cast<std::size_t>(n * rec));
   };
-  return compact_blocks(records, format, block_records_for(records, format.record_size, buffer_bytes),
-                        load, store);
+  return compact_blocks(records, format,
+                        block_records_for(records, format.record_size, buffer_bytes), load, store);
 }
 
 }  // namespace gpusort::pipeline
