@@ -132,6 +132,7 @@ class mapped_sink final : public output_sink {
       prefault_ahead_ = ahead_bytes;
       prefault_drain_ = false;
       prefault_end_.store(prefault_end_for());  // lower, too: threads past it stop
+      skip_written_windows();
     }
     prefault_moved_.notify_all();
     // A second call (say, with every thread, to wait) joins the threads already at work.
@@ -146,6 +147,7 @@ class mapped_sink final : public output_sink {
       std::lock_guard lock(prefault_mutex_);
       written_ = std::max(written_, bytes);
       prefault_end_.store(std::max(prefault_end_.load(), prefault_end_for()));
+      skip_written_windows();
     }
     prefault_moved_.notify_all();
   }
@@ -201,6 +203,15 @@ class mapped_sink final : public output_sink {
                prefault_drain_;
       });
       if (next_prefault_.load() >= prefault_end_.load()) return std::nullopt;
+    }
+  }
+  /// Windows wholly behind the writes were faulted in by them: the prefault goes on from the
+  /// first the writes have not passed (it had trailed them, re-populating their pages, where
+  /// the writes went faster). Called under prefault_mutex_.
+  void skip_written_windows() {
+    const std::uint64_t passed = written_ / prefault_window;
+    std::uint64_t w = next_prefault_.load();
+    while (w < passed && !next_prefault_.compare_exchange_weak(w, passed)) {
     }
   }
   /// The windows the prefault may reach now. Called under prefault_mutex_.

@@ -133,13 +133,30 @@ TEST(Sinks, PrefaultStaysItsDistanceAheadOfTheWrites) {
   EXPECT_EQ(prefaulted_bytes(trace), 3 * step);
   // In the background, the prefault waits for the writes, and moves on when they do.
   sink->prefault(1, /*wait=*/false, step);
-  sink->written_through(4 * step);
+  sink->written_through(3 * step + 1);
   for (int i = 0; i < 2000 && prefaulted_bytes(trace) < 4 * step; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(prefaulted_bytes(trace), 4 * step);
   // A distance set anew takes effect at once, also a shorter one: nothing more to fault here.
   sink->prefault(1, /*wait=*/true, 0);
   EXPECT_EQ(prefaulted_bytes(trace), 4 * step);
+  sink->finish();
+}
+
+TEST(Sinks, PrefaultSkipsWhatTheWritesHavePassed) {
+  // Writes that went ahead of the prefault faulted their pages in themselves: it resumes at
+  // the first step they have not passed.
+  constexpr std::uint64_t step = std::uint64_t{64} << 20;
+  test::scratch_dir dir;
+  trace_recorder trace;
+  output_file out(dir.file("out.bin"));
+  auto sink = make_output_sink(out, 4 * step, write_method::automatic, &trace, true);
+  sink->written_through(2 * step);
+  sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(prefaulted_bytes(trace), step) << "the third step alone";
+  sink->written_through(3 * step + 1);
+  sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(prefaulted_bytes(trace), 2 * step) << "and the fourth, which the writes are in";
   sink->finish();
 }
 
