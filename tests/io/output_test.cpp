@@ -109,9 +109,6 @@ INSTANTIATE_TEST_SUITE_P(Methods, Sinks,
                                            sink_kind{write_method::uring, false},
                                            sink_kind{write_method::direct, false}));
 
-// O_DIRECT output from several threads: pieces of odd sizes at odd offsets, from memory laid
-// out like the file (the edges of each piece are partial blocks gathered across pieces) and
-// from memory that is not (copied through staging windows), in shuffled order.
 /// Bytes the sink's prefault faulted in so far (its "prefault" track).
 std::uint64_t prefaulted_bytes(const trace_recorder& trace) {
   for (const trace_recorder::track_total& t : trace.totals())
@@ -119,47 +116,56 @@ std::uint64_t prefaulted_bytes(const trace_recorder& trace) {
   return 0;
 }
 
-TEST(Sinks, PrefaultStaysItsDistanceAheadOfTheWrites) {
-  // Four 64 MiB prefault steps; the prefault may run one step ahead of the writes.
-  constexpr std::uint64_t step = std::uint64_t{64} << 20;
+/// The prefault's step (64 MiB), and a mapped output of four of them whose trace counts what
+/// the prefault faulted in.
+constexpr std::uint64_t prefault_step = std::uint64_t{64} << 20;
+struct four_step_output {
   test::scratch_dir dir;
   trace_recorder trace;
-  output_file out(dir.file("out.bin"));
-  auto sink = make_output_sink(out, 4 * step, write_method::automatic, &trace, true);
-  sink->prefault(2, /*wait=*/true, step);
-  EXPECT_EQ(prefaulted_bytes(trace), step) << "only the first step, before any write";
-  sink->written_through(step + 1);  // into the second step: the third may fault in
-  sink->prefault(2, /*wait=*/true, step);
-  EXPECT_EQ(prefaulted_bytes(trace), 3 * step);
+  output_file out{dir.file("out.bin")};
+  std::unique_ptr<output_sink> sink =
+      make_output_sink(out, 4 * prefault_step, write_method::automatic, &trace, true);
+  [[nodiscard]] std::uint64_t prefaulted() const { return prefaulted_bytes(trace); }
+};
+
+TEST(Sinks, PrefaultStaysItsDistanceAheadOfTheWrites) {
+  // The prefault may run one step ahead of the writes.
+  constexpr std::uint64_t step = prefault_step;
+  four_step_output o;
+  o.sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(o.prefaulted(), step) << "only the first step, before any write";
+  o.sink->written_through(step + 1);  // into the second step: the third may fault in
+  o.sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(o.prefaulted(), 3 * step);
   // In the background, the prefault waits for the writes, and moves on when they do.
-  sink->prefault(1, /*wait=*/false, step);
-  sink->written_through(3 * step + 1);
-  for (int i = 0; i < 2000 && prefaulted_bytes(trace) < 4 * step; ++i)
+  o.sink->prefault(1, /*wait=*/false, step);
+  o.sink->written_through(3 * step + 1);
+  for (int i = 0; i < 2000 && o.prefaulted() < 4 * step; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_EQ(prefaulted_bytes(trace), 4 * step);
+  EXPECT_EQ(o.prefaulted(), 4 * step);
   // A distance set anew takes effect at once, also a shorter one: nothing more to fault here.
-  sink->prefault(1, /*wait=*/true, 0);
-  EXPECT_EQ(prefaulted_bytes(trace), 4 * step);
-  sink->finish();
+  o.sink->prefault(1, /*wait=*/true, 0);
+  EXPECT_EQ(o.prefaulted(), 4 * step);
+  o.sink->finish();
 }
 
 TEST(Sinks, PrefaultSkipsWhatTheWritesHavePassed) {
   // Writes that went ahead of the prefault faulted their pages in themselves: it resumes at
   // the first step they have not passed.
-  constexpr std::uint64_t step = std::uint64_t{64} << 20;
-  test::scratch_dir dir;
-  trace_recorder trace;
-  output_file out(dir.file("out.bin"));
-  auto sink = make_output_sink(out, 4 * step, write_method::automatic, &trace, true);
-  sink->written_through(2 * step);
-  sink->prefault(2, /*wait=*/true, step);
-  EXPECT_EQ(prefaulted_bytes(trace), step) << "the third step alone";
-  sink->written_through(3 * step + 1);
-  sink->prefault(2, /*wait=*/true, step);
-  EXPECT_EQ(prefaulted_bytes(trace), 2 * step) << "and the fourth, which the writes are in";
-  sink->finish();
+  constexpr std::uint64_t step = prefault_step;
+  four_step_output o;
+  o.sink->written_through(2 * step);
+  o.sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(o.prefaulted(), step) << "the third step alone";
+  o.sink->written_through(3 * step + 1);
+  o.sink->prefault(2, /*wait=*/true, step);
+  EXPECT_EQ(o.prefaulted(), 2 * step) << "and the fourth, which the writes are in";
+  o.sink->finish();
 }
 
+// O_DIRECT output from several threads: pieces of odd sizes at odd offsets, from memory laid
+// out like the file (the edges of each piece are partial blocks gathered across pieces) and
+// from memory that is not (copied through staging windows), in shuffled order.
 TEST(Sinks, DirectSinkTakesOddPiecesFromManyThreadsInAnyOrder) {
   test::scratch_dir dir;
   const std::uint64_t seed = test::base_seed();
