@@ -282,6 +282,46 @@ TYPED_TEST(hrs_test, SmallThresholdsRecurseDeep) {
   for (const key_distribution& d : all_distributions()) this->check(300007, d, wide_merge);
 }
 
+/// Local configurations that start with one warp (32 threads): the block-wide steps of the
+/// local sort (the OR of the keys, the scans, the barriers) then run on a single warp.
+gpu::hrs::tuning one_warp_first(std::uint32_t local, std::uint32_t merge) {
+  gpu::hrs::tuning t{local, merge};
+  t.local_config_count = 4;
+  t.local_configs[0] = {32, 9};
+  t.local_configs[1] = {64, 9};
+  t.local_configs[2] = {128, 9};
+  t.local_configs[3] = {256, 9};
+  return t;
+}
+
+TYPED_TEST(hrs_test, OneWarpLocalConfiguration) {
+  // The launch shapes follow the local configurations.
+  this->shapes_ = gpu::hrs::prepare<TypeParam, no_value>(0, one_warp_first(576, 64));
+  for (const std::uint64_t n : {1ull, 2ull, 33ull, 288ull, 289ull, 5000ull, 100003ull})
+    for (const key_distribution& d : all_distributions()) {
+      this->check(n, d, one_warp_first(576, 64));
+      this->check(n, d, one_warp_first(2304, 1));
+    }
+}
+
+TYPED_TEST(hrs_test, EveryLocalMatchMode) {
+  // The LSD passes of crowded local sorts find a warp's lanes of equal digits two ways.
+  for (const gpu::hrs::match_mode m :
+       {gpu::hrs::match_mode::atomic_or, gpu::hrs::match_mode::match_any}) {
+    SCOPED_TRACE(gpu::hrs::to_string(m));
+    gpu::hrs::tuning small{576, 64};
+    small.local_match = m;
+    gpu::hrs::tuning lsd_only{};  // every local sort takes the LSD passes
+    lsd_only.local_match = m;
+    lsd_only.rank_group_max = 1;
+    for (const std::uint64_t n : {577ull, 100003ull, 1000003ull})
+      for (const key_distribution& d : all_distributions()) {
+        this->check(n, d, small);
+        this->check(n, d, lsd_only);
+      }
+  }
+}
+
 TYPED_TEST(hrs_test, JointHistogramOnAndOff) {
   // Round 0 counts the top two digits together from joint_min_keys keys on (round 1's
   // histograms are its rows), one digit below: both ways at every size, with the default and
@@ -485,6 +525,26 @@ TYPED_TEST(hrs_pairs_test, SmallThresholdsRecurseDeep) {
       this->check(n, d, joint);
       this->check(n, d, per_warp);
     }
+}
+
+TYPED_TEST(hrs_pairs_test, OneWarpLocalConfiguration) {
+  using Key = typename TypeParam::first_type;
+  using Value = typename TypeParam::second_type;
+  this->shapes_ = gpu::hrs::prepare<Key, Value>(0, one_warp_first(576, 64));
+  for (const std::uint64_t n : {33ull, 289ull, 100003ull})
+    for (const key_distribution& d : all_distributions())
+      this->check(n, d, one_warp_first(576, 64));
+}
+
+TYPED_TEST(hrs_pairs_test, EveryLocalMatchMode) {
+  for (const gpu::hrs::match_mode m :
+       {gpu::hrs::match_mode::atomic_or, gpu::hrs::match_mode::match_any}) {
+    SCOPED_TRACE(gpu::hrs::to_string(m));
+    gpu::hrs::tuning lsd_only{576, 64};
+    lsd_only.local_match = m;
+    lsd_only.rank_group_max = 1;
+    for (const key_distribution& d : all_distributions()) this->check(100003, d, lsd_only);
+  }
 }
 
 TYPED_TEST(hrs_pairs_test, Large) {

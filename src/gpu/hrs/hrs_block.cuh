@@ -91,22 +91,6 @@ __device__ __forceinline__ void copy_to_shared(T* base, const T* from, std::uint
     __pipeline_memcpy_async(to + e, from + e, sizeof(T));
 }
 
-/**
- * The lanes of the calling warp whose `label` (its low LabelBits bits) equals this lane's.
- * One ballot per bit; every lane of the warp must call it.
- */
-template <int LabelBits>
-__device__ __forceinline__ std::uint32_t match_peers(std::uint32_t label) {
-  std::uint32_t peers = full_mask;
-#pragma unroll
-  for (int b = 0; b < LabelBits; ++b) {
-    const bool set = (label >> b) & 1u;
-    const std::uint32_t votes = __ballot_sync(full_mask, set);
-    peers &= set ? votes : ~votes;
-  }
-  return peers;
-}
-
 /// Combining operations of the reductions and scans below.
 struct op_sum {
   template <typename T>

@@ -91,7 +91,7 @@ tuning resolve_with(const tuning& requested) {
                   "HRS: " + std::to_string(t.counting_threads) +
                       " counting threads (a multiple of 32 up to " +
                       std::to_string(Policy::max_counting_threads) + ")");
-  GPUSORT_EXPECTS(t.local_match == match_mode::ballot || t.local_match == match_mode::atomic_or,
+  GPUSORT_EXPECTS(t.local_match == match_mode::atomic_or || t.local_match == match_mode::match_any,
                   "HRS: unknown local match mode");
   return t;
 }
@@ -484,7 +484,7 @@ std::string describe(const tuning& requested, int cc) {
        << t.counting_threads * P::counting.keys_per_thread << " keys per block), local "
        << t.local_configs[0] << ".." << t.local_configs[t.local_config_count - 1] << " in "
        << t.local_config_count << " configurations ("
-       << (t.local_match == match_mode::ballot ? "ballot" : "atomic-or") << " match), thresholds "
+       << to_string(t.local_match) << " match), thresholds "
        << t.local_threshold << "/" << t.merge_threshold << ", skew 1/" << t.skew_divisor
        << ", rank groups <= " << t.rank_group_max << " of " << t.group_bits << " bits"
        << ", joint histogram from " << t.joint_min_keys << " keys"

@@ -846,9 +846,10 @@ constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
  * group is the number of smaller keys there (equal keys by position), and the job is done in
  * that one pass. Otherwise an LSD
  * radix sort whose 8-bit windows cover exactly the differing bits, each window a stable pass
- * ranked per warp (ballots or shared match words, a.local_match). Pairs carry a 16-bit index
- * and fetch their values from shared memory at the end. The block size is the configuration's
- * (a launch parameter); KeysPerThread is compiled. The result goes to keys[0].
+ * ranked per warp (shared match words or the match instruction, a.local_match). Pairs
+ * carry a 16-bit index and fetch their values from shared memory at the end. The block size is
+ * the configuration's (a launch parameter); KeysPerThread is compiled. The result goes to
+ * keys[0].
  *
  * A block holds one job at a time, so while a job sorts, the block's next job is copied into
  * shared memory asynchronously (cp.async), and the grouping pass writes each key straight to
@@ -890,7 +891,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
 
   const std::uint32_t jobs = a.ws.ctr->jobs[config];
   const local_job* job_list = a.ws.jobs[config];
-  const bool by_ballot = a.local_match == match_mode::ballot;
+  const match_mode match = a.local_match;
   // Item i of a thread is key base + 32 i: warp w holds keys [w * 32 kpt, (w + 1) * 32 kpt),
   // so visiting items in order, lanes in order, is visiting keys in order (stability).
   const std::uint32_t base = warp * warp_threads * kpt + lane;
@@ -1043,8 +1044,8 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
       for (int i = 0; i < kpt; ++i) {
         const std::uint32_t d = block::digit_of(keys[i], shift);
         std::uint32_t peers;
-        if (by_ballot) {
-          peers = block::match_peers<radix_bits>(d);
+        if (match == match_mode::match_any) {
+          peers = __match_any_sync(block::full_mask, d);
         } else {
           atomicOr(&warp_words[d], 1u << lane);
           __syncwarp();
@@ -1055,7 +1056,7 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
         ranks[i] = before + __popc(peers & block::lanes_below());
         if (lane == 31u - __clz(peers)) {
           warp_counts[d] = before + __popc(peers);
-          if (!by_ballot) warp_words[d] = 0;
+          if (match == match_mode::atomic_or) warp_words[d] = 0;
         }
         __syncwarp();
       }

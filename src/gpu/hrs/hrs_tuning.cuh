@@ -63,9 +63,18 @@ inline constexpr int max_local_configs = 12;
 
 /// How the local sort finds the lanes of a warp that hold the same digit.
 enum class match_mode : std::uint8_t {
-  ballot = 1,     ///< one warp vote per digit bit
   atomic_or = 2,  ///< each lane ORs its bit into a per-warp shared word of its digit, then reads it
+  match_any = 3,  ///< the warp's match instruction (__match_any_sync)
 };
+
+/// The name of a match mode, as the benchmark's --local-match spells it.
+inline const char* to_string(match_mode m) {
+  switch (m) {
+    case match_mode::atomic_or: return "atomic-or";
+    case match_mode::match_any: return "match-any";
+  }
+  return "unknown";
+}
 
 /**
  * Hopper (sm_90), all key/value sizes. Starting point: the paper's Table 3, scaled to Hopper's
@@ -105,7 +114,15 @@ struct sm90_policy {
       static_cast<int>(sizeof(local_configs) / sizeof(local_configs[0])) -
       (KeyBytes == 8 && ValueBytes != 0 ? 1 : 0);
   static_assert(local_config_count <= max_local_configs);
-  static constexpr match_mode local_match = match_mode::atomic_or;
+  /// How a crowded local sort's LSD passes find the lanes of a warp that hold the same digit.
+  /// 64-bit keys: the match instruction. Their crowded jobs are skewed, and the lanes' atomics
+  /// on the shared match word of a common digit wait for each other (H200, 2^28 keys: AND of 3
+  /// words 19.77 -> 18.15 ms, of 4 21.14 -> 19.65, Zipf 13.43 -> 13.08; u64/u64 pairs AND of 3
+  /// and 4 words 2.6% and 4.1% faster, of 2 words 5.9% slower). 32-bit keys keep the words:
+  /// Zipf 6.77 -> 6.95 ms with the instruction (AND of 3 words 7.34 -> 7.04). One ballot per
+  /// digit bit, a third way the local sort had, lost on both (Zipf 10-12% slower).
+  static constexpr match_mode local_match =
+      KeyBytes == 8 ? match_mode::match_any : match_mode::atomic_or;
   /// A local sort whose keys, grouped by their top 8 differing bits, leave no group larger than
   /// this ranks each key by counting the smaller keys of its group (a comparison per group
   /// member) instead of one LSD pass per further 8 bits. 64-bit keys: 128 (H100, 2^28 AND-ed

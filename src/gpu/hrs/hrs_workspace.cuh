@@ -162,7 +162,7 @@ struct sort_args {
   std::uint32_t skew_divisor = 0;
   std::uint32_t rank_group_max = 0;  ///< local sort: largest group ranked by counting
   std::uint32_t group_bits = 0;      ///< local sort: bits of the grouping pass
-  match_mode local_match = match_mode::ballot;
+  match_mode local_match = match_mode::atomic_or;
   int config_count = 0;
   std::uint32_t config_capacity[max_local_configs] = {};
   workspace_view ws;

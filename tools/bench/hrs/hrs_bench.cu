@@ -59,7 +59,7 @@ void usage() {
       "                         [--dists uniform,and2,and3,and4,and5,equal,zipf,sorted,reverse]\n"
       "                         [--repeat 5] [--warmup 1] [--device 0] [--seed 42]\n"
       "                         [--local-threshold N] [--merge-threshold N] [--counting-threads N]\n"
-      "                         [--skew-divisor N] [--local-match ballot|atomic-or]\n"
+      "                         [--skew-divisor N] [--local-match atomic-or|match-any]\n"
       "                         [--rank-group-max N] [--group-bits 8..12] [--joint-min-keys N]\n"
       "                         [--local-configs 64x9,128x9,...] [--profile] [--phases]\n"
       "Times the hybrid radix sort and CUB DeviceRadixSort (Onesweep) on the same device-resident\n"
@@ -145,9 +145,10 @@ options parse_options(int argc, char** argv) {
       o.tuning.rank_group_max = static_cast<std::uint32_t>(std::stoul(value()));
     } else if (arg == "--local-match") {
       const std::string m = value();
-      GPUSORT_EXPECTS(m == "ballot" || m == "atomic-or", "--local-match: ballot or atomic-or");
-      o.tuning.local_match =
-          m == "ballot" ? gpu::hrs::match_mode::ballot : gpu::hrs::match_mode::atomic_or;
+      GPUSORT_EXPECTS(m == "atomic-or" || m == "match-any",
+                      "--local-match: atomic-or or match-any");
+      o.tuning.local_match = m == "atomic-or" ? gpu::hrs::match_mode::atomic_or
+                                              : gpu::hrs::match_mode::match_any;
     } else if (arg == "--local-configs") {
       const std::vector<std::string> items = split(value());
       GPUSORT_EXPECTS(!items.empty() && items.size() <= gpu::hrs::max_local_configs,
