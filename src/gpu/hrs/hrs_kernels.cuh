@@ -1010,6 +1010,15 @@ __global__ void __launch_bounds__(Policy::max_local_threads,
 #pragma unroll 1
             for (std::uint32_t j = first_in_group; j < end_of_group; ++j)
               rank += (std::uint64_t{tile[j]} << 32 | j) < mine ? 1u : 0u;
+          } else if (group_shift <= 32) {
+            // The keys of a group agree in every bit from group_shift up, so their low words
+            // order them: the 32-bit keys' comparison, on half the shared-memory loads. Keys
+            // that took three counting rounds or more always get here (AND-ed keys).
+            const auto* low_words = reinterpret_cast<const std::uint32_t*>(tile);
+            const std::uint64_t mine = std::uint64_t{static_cast<std::uint32_t>(key)} << 32 | p;
+#pragma unroll 1
+            for (std::uint32_t j = first_in_group; j < end_of_group; ++j)
+              rank += (std::uint64_t{low_words[2 * j]} << 32 | j) < mine ? 1u : 0u;
           } else {
 #pragma unroll 1
             for (std::uint32_t j = first_in_group; j < end_of_group; ++j) {
