@@ -176,12 +176,12 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
  * thread block's last key block had no crowded digit; after a crowded one (and for the first key
  * block of a thread block), each thread first reduces its digits in registers (a sorting network
  * over groups of 8, then one atomic per run of equal digits), so that skewed inputs do not
- * serialize on one counter. With skew_divisor 1 (Hopper's policy) no digit is crowded: there one
- * atomic per key was faster on every distribution. The block's histogram is stored for the
- * scatter; the bucket's histogram is accumulated in shared memory while consecutive key blocks
- * belong to the same bucket and added to device memory with one atomic per digit when the
- * bucket changes, with the bucket's smallest and largest key in even rounds (the plan looks for
- * all-equal buckets there).
+ * serialize on one counter. With skew_divisor 1 (Hopper's policy for pairs) no digit is crowded:
+ * there one atomic per key is faster. The block's histogram is stored for the scatter; the
+ * bucket's histogram is accumulated in shared memory while consecutive key blocks belong to the
+ * same bucket and added to device memory with one atomic per digit when the bucket changes,
+ * with the bucket's smallest and largest key in even rounds (the plan looks for all-equal
+ * buckets there).
  */
 template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogram_blocks_per_sm)
@@ -576,33 +576,15 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
 
 // --- counting pass 3: scatter -------------------------------------------------------------------
 
-/// Dynamic shared memory of the scatter kernel: the key tile, one match word per warp and label
-/// (radix digits and "no key"), and for pairs the tile's source indices and the staged values.
+/// Dynamic shared memory of the scatter kernel: the key tile, and for pairs the tile's source
+/// indices and the staged values.
 template <typename Key, typename Value>
 constexpr std::size_t scatter_smem_bytes(int block_threads, int keys_per_thread) {
   const std::size_t kpb = static_cast<std::size_t>(block_threads) * keys_per_thread;
-  const std::size_t words = static_cast<std::size_t>(block_threads / warp_threads) * (radix + 1);
-  std::size_t bytes = (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16;
+  std::size_t bytes = (kpb * sizeof(Key) + 15) / 16 * 16;
   if (has_values<Value>)  // the values with a vector of slack (block::staged_in)
     bytes += (kpb * sizeof(std::uint16_t) + 15) / 16 * 16 + kpb * sizeof(Value) + sizeof(uint4);
   return bytes;
-}
-
-/**
- * The lanes of this warp whose label equals this lane's, through shared memory: each lane ORs
- * its bit into its label's word, the warp reads the words back, and the highest lane of each
- * group clears its word again (`words` holds one zeroed word per label for this warp). Lanes
- * with `active` false take no part (their result is 0). Every lane of the warp calls it.
- */
-__device__ __forceinline__ std::uint32_t match_through_smem(std::uint32_t* words,
-                                                            std::uint32_t label, bool active) {
-  if (active) atomicOr(&words[label], 1u << block::lane_id());
-  __syncwarp();
-  const std::uint32_t peers = active ? words[label] : 0u;
-  __syncwarp();
-  if (active && block::lane_id() == 31u - __clz(peers)) words[label] = 0;
-  __syncwarp();
-  return peers;
 }
 
 /**
@@ -636,11 +618,8 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   const std::uint32_t kpb = a.keys_per_block;
   extern __shared__ uint4 smem[];
   Key* tile = reinterpret_cast<Key*>(smem);
-  std::uint32_t* match_words = reinterpret_cast<std::uint32_t*>(tile + kpb);
-  std::uint32_t* warp_words = match_words + block::warp_id() * (radix + 1);
-  const std::size_t words = static_cast<std::size_t>(block::warp_count()) * (radix + 1);
   std::uint16_t* index_tile = reinterpret_cast<std::uint16_t*>(
-      reinterpret_cast<std::byte*>(smem) + (kpb * sizeof(Key) + words * 4 + 15) / 16 * 16);
+      reinterpret_cast<std::byte*>(smem) + (kpb * sizeof(Key) + 15) / 16 * 16);
   Value* value_stage = reinterpret_cast<Value*>(
       reinterpret_cast<std::byte*>(index_tile) + (kpb * sizeof(std::uint16_t) + 15) / 16 * 16);
   // Each digit's keys in the key block, then (scanned) the first tile position of its keys.
@@ -658,7 +637,6 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   const unsigned shift = round_shift<Key>(round);
   const Key* src = a.keys[parity];
   Key* dst = a.keys[next];
-  for (unsigned e = threadIdx.x; e < words; e += threads) match_words[e] = 0;
   if constexpr (CountsItself)
     for (unsigned t = threadIdx.x; t < radix; t += threads) s_local[t] = 0;
 
@@ -753,7 +731,10 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
         for (int i = 0; i < kpt; ++i) {
           const bool valid = index_of(i) < blk.count;
           const std::uint32_t d = valid ? block::digit_of(keys[i], shift) : radix;
-          const std::uint32_t peers = match_through_smem(warp_words, d, valid);
+          // The match instruction: agreeing through shared words, the lanes' atomics on the
+          // crowded digit's word waited for each other.
+          const std::uint32_t matched = __match_any_sync(block::full_mask, d);
+          const std::uint32_t peers = valid ? matched : 0u;
           const int leader = valid ? __ffs(peers) - 1 : 0;
           std::uint32_t first = 0;
           if (valid && static_cast<int>(block::lane_id()) == leader)

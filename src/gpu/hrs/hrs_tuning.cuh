@@ -146,11 +146,14 @@ struct sm90_policy {
   /// A key block whose largest digit holds more than 1/skew_divisor of its keys partitions
   /// with warp-aggregated shared-memory atomics instead of one atomic per key (section 4.4),
   /// and the histogram reduces its digits in registers first; 1: never. Hopper's shared
-  /// atomics serialize equal addresses faster than a warp agrees on them: one atomic per key
-  /// was faster on every distribution (H100, 2^28 keys, against 16: u32 sorted 6.40 -> 5.49
-  /// ms, AND of 3 words 9.02 -> 7.56, of 4 8.94 -> 7.56, Zipf 7.29 -> 7.03; u64 AND of 4 words
-  /// 24.5 -> 22.7, sorted 7.91 -> 7.28; uniform and all-equal keys unchanged).
-  static constexpr int skew_divisor = 1;
+  /// atomics serialize equal addresses faster than a warp agreed on them through shared words
+  /// (H100, 2^28 keys, 1 against 16: u32 sorted 6.40 -> 5.49 ms, u64 AND of 4 words 24.5 ->
+  /// 22.7). With the match instruction, keys alone gain from 2, where a digit holds most of a
+  /// block (H200, 2^28 keys, time against 1: u32 sorted 0.93, Zipf 0.97, AND of 4 words 0.96,
+  /// uniform 1.01, as every thread block's first key block of rounds 0 and 1 ranks per warp;
+  /// u64 sorted 0.94, Zipf 0.98, AND of 4 0.99); 4 or more lose on AND of 3 words (1.10-1.23),
+  /// 16 on AND of 2 (1.27-1.50). Pairs keep 1 (u64/u64 AND of 4 words 1.02, sorted 0.98).
+  static constexpr int skew_divisor = ValueBytes == 0 ? 2 : 1;
   static constexpr int plan_threads = radix;
   /// Sorts of at least this many keys count round 0's histogram over the top two digits, so
   /// that round 1 needs no histogram pass of its own; below it, the joint histogram's fixed
