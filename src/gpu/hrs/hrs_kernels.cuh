@@ -176,8 +176,8 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
  * thread block's last key block had no crowded digit; after a crowded one (and for the first key
  * block of a thread block), each thread first reduces its digits in registers (a sorting network
  * over groups of 8, then one atomic per run of equal digits), so that skewed inputs do not
- * serialize on one counter. With skew_divisor 1 (Hopper's policy for pairs) no digit is crowded:
- * there one atomic per key is faster. The block's histogram is stored for the scatter; the
+ * serialize on one counter. With skew_divisor 1 (Hopper's policy for pairs) no digit is crowded
+ * and every key takes one atomic. The block's histogram is stored for the scatter; the
  * bucket's histogram is accumulated in shared memory while consecutive key blocks belong to the
  * same bucket and added to device memory with one atomic per digit when the bucket changes,
  * with the bucket's smallest and largest key in even rounds (the plan looks for all-equal
@@ -825,12 +825,11 @@ constexpr std::size_t local_smem_bytes(int block_threads, int keys_per_thread) {
  * of those bits groups the keys; where every group holds at most a.rank_group_max keys
  * (uniform-like keys: about 16 per group for 4096 keys and 8 bits), each key's place in its
  * group is the number of smaller keys there (equal keys by position), and the job is done in
- * that one pass. Otherwise an LSD
- * radix sort whose 8-bit windows cover exactly the differing bits, each window a stable pass
- * ranked per warp (shared match words or the match instruction, a.local_match). Pairs
- * carry a 16-bit index and fetch their values from shared memory at the end. The block size is
- * the configuration's (a launch parameter); KeysPerThread is compiled. The result goes to
- * keys[0].
+ * that one pass. Otherwise an LSD radix sort whose 8-bit windows cover exactly the differing
+ * bits, each window a stable pass ranked per warp (shared match words or the match instruction,
+ * a.local_match). Pairs carry a 16-bit index and fetch their values from shared memory at the
+ * end. The block size is the configuration's (a launch parameter); KeysPerThread is compiled.
+ * The result goes to keys[0].
  *
  * A block holds one job at a time, so while a job sorts, the block's next job is copied into
  * shared memory asynchronously (cp.async), and the grouping pass writes each key straight to

@@ -148,8 +148,8 @@ struct sm90_policy {
   /// and the histogram reduces its digits in registers first; 1: never. Hopper's shared
   /// atomics serialize equal addresses faster than a warp agreed on them through shared words
   /// (H100, 2^28 keys, 1 against 16: u32 sorted 6.40 -> 5.49 ms, u64 AND of 4 words 24.5 ->
-  /// 22.7). With the match instruction, keys alone gain from 2, where a digit holds most of a
-  /// block (H200, 2^28 keys, time against 1: u32 sorted 0.93, Zipf 0.97, AND of 4 words 0.96,
+  /// 22.7). With the match instruction, keys alone gain from 2, where a digit holds over half of
+  /// a block (H200, 2^28 keys, time against 1: u32 sorted 0.93, Zipf 0.97, AND of 4 words 0.96,
   /// uniform 1.01, as every thread block's first key block of rounds 0 and 1 ranks per warp;
   /// u64 sorted 0.94, Zipf 0.98, AND of 4 0.99); 4 or more lose on AND of 3 words (1.10-1.23),
   /// 16 on AND of 2 (1.27-1.50). Pairs keep 1 (u64/u64 AND of 4 words 1.02, sorted 0.98).
