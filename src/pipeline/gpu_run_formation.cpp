@@ -305,26 +305,31 @@ gpu_run_result form_share(io::input_source& input, const sort_options& options,
   result.records = writer ? writer->records() : collector->records();
   result.sorter = former.choices();
   if (result.sorter.empty()) result.sorter = gpu::to_string(former_config.algorithm);
+  // The former's device memory and streams and the page-locked staging outlive the sink: the
+  // former has delivered every run (finish), and its callbacks release into the staging. The
+  // former goes first, then the staging (members end in reverse order).
+  struct leftovers {
+    std::shared_future<std::shared_ptr<staging_pool>> staging_out;
+    std::shared_ptr<staging_pool> staging_in;
+    std::unique_ptr<gpu::run_former> former;
+  };
   {
     trace_recorder::scope timer(trace, "GPU teardown");
-    if (writer) {
-      // The output is written: the rest goes after the commit. The former first, then the
-      // staging it released into (members end in reverse order).
-      struct leftovers {
-        std::shared_future<std::shared_ptr<staging_pool>> staging_out;
-        std::shared_ptr<staging_pool> staging_in;
-        std::unique_ptr<gpu::run_former> former;
-      };
-      writer.reset();
-      result.release_after_commit.push_back(std::make_shared<leftovers>(
-          leftovers{std::move(staging_out), std::move(staging_in_ptr), std::move(former_holder)}));
-    } else {
-      // Runs: the merge that follows wants the memory now.
-      former_holder.reset();
-      staging_in_ptr.reset();
-      collector.reset();
-      staging_out = {};
-    }
+    writer.reset();
+    collector.reset();
+  }
+  auto held = std::make_shared<leftovers>(
+      leftovers{std::move(staging_out), std::move(staging_in_ptr), std::move(former_holder)});
+  // One chunk: the output is written, the rest goes after the commit. Runs: while the merge
+  // that follows starts.
+  if (result.wrote_output) {
+    result.release_after_commit.push_back(std::move(held));
+  } else {
+    result.teardowns.push_back(
+        std::async(std::launch::async, [held = std::move(held), trace]() mutable {
+          trace_recorder::scope timer(trace, "GPU teardown");
+          held.reset();  // here, not where the future's state goes
+        }));
   }
   return result;
 }
@@ -361,6 +366,7 @@ gpu_run_result form_runs_on_gpu(io::input_source& input, const sort_options& opt
     sorters.insert(r.sorter);
     for (std::shared_ptr<void>& held : r.release_after_commit)
       result.release_after_commit.push_back(std::move(held));
+    for (std::future<void>& t : r.teardowns) result.teardowns.push_back(std::move(t));
   }
   for (const std::string& chosen : sorters) {
     if (!result.sorter.empty()) result.sorter += "; ";

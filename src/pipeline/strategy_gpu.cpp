@@ -3,6 +3,7 @@
 // GPU of the plan, each from its share of the input), which are either merged on the host or
 // cut into key ranges that the GPUs sort again into the output.
 #include <cstdint>
+#include <future>
 #include <optional>
 
 #include "pipeline/gpu_range_sort.hpp"
@@ -49,6 +50,8 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
     return result;
   }
   if (plan.how == strategy::gpu_ranges && runs.runs().size() > 1 && !runs.any_spilled()) {
+    // The range pass takes the devices' memory again.
+    for (std::future<void>& t : r.teardowns) t.get();
     result.ran = strategy::gpu_ranges;
     result.records = runs.total_records();
     result.runs = runs.runs().size();
