@@ -37,6 +37,7 @@ cp tools/bench/auto/cuda_start.py "$dest/bench/auto_cuda_start.py"
 cp tools/bench/device_run.sh tools/bench/gpu_safety.sh tools/bench/cgroup_run.sh \
   tools/bench/gnu_modes.sh tools/bench/hrs/device_hrs.sh tools/bench/multi_gpu/device_multi.sh \
   tools/bench/interleave.sh tools/bench/hrs/ab.sh tools/bench/hrs/e2e_check.sh \
+  tools/bench/hrs/ab_report.py tools/bench/trace_io.py tools/bench/trace_tracks.py \
   "$dest/"
 strip --strip-unneeded "$dest"/bin/* 2>/dev/null || true
 

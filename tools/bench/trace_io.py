@@ -10,12 +10,16 @@ import statistics
 import sys
 
 
-def load(path):
+def read_events(path):
+    """Every event of a trace file, JSON or .xz (also used by trace_tracks.py)."""
     opener = lzma.open if path.endswith(".xz") else open
     with opener(path, "rt") as f:
         t = json.load(f)
-    events = t["traceEvents"] if isinstance(t, dict) else t
-    return [e for e in events if e.get("ph") == "X"]
+    return t["traceEvents"] if isinstance(t, dict) else t
+
+
+def load(path):
+    return [e for e in read_events(path) if e.get("ph") == "X"]
 
 
 def union_seconds(intervals):

@@ -4,16 +4,13 @@ events, first start, last end and busy seconds; when each chunk's sort began; an
 copies that took longer than a normal one (more than 4 ms), which show what held pass 1 back.
 
 Usage: trace_tracks.py TRACE.json[.xz]"""
-import json
-import lzma
 import sys
+
+from trace_io import read_events
 
 
 def load(path):
-    opener = lzma.open if path.endswith(".xz") else open
-    with opener(path, "rt") as f:
-        t = json.load(f)
-    events = t["traceEvents"] if isinstance(t, dict) else t
+    events = read_events(path)
     tracks = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
     spans = [e for e in events if e.get("ph") == "X"]
     return tracks, sorted(spans, key=lambda e: e["ts"])
