@@ -175,7 +175,8 @@ TEST(Cli, HelpAndVersion) {
 // without the listed GPUs the sort fails naming them (they were demanded).
 TEST(Cli, SeveralDevicesAreTakenWithoutAWarning) {
   test::scratch_dir dir;
-  test::write_file(dir.file("in.bin"), test::random_records(1000, record_format{}, test::base_seed()));
+  test::write_file(dir.file("in.bin"),
+                   test::random_records(1000, record_format{}, test::base_seed()));
   const std::string files = dir.file("in.bin") + " " + dir.file("out.bin");
   const result several = run_gpusort("--devices 1,0 " + files, dir);
   EXPECT_EQ(several.err.find("warning"), std::string::npos) << several.err;
@@ -282,7 +283,8 @@ TEST(Cli, FailedSortKeepsTheOldOutput) {
   test::scratch_dir dir;
   test::write_file(dir.file("out.bin"), std::vector<std::byte>(16, std::byte{9}));
   test::write_file(dir.file("in.bin"), std::vector<std::byte>(17, std::byte{1}));
-  const result r = run_gpusort("--devices none " + dir.file("in.bin") + " " + dir.file("out.bin"), dir);
+  const result r =
+      run_gpusort("--devices none " + dir.file("in.bin") + " " + dir.file("out.bin"), dir);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(test::read_file(dir.file("out.bin")), std::vector<std::byte>(16, std::byte{9}));
 }
@@ -329,7 +331,8 @@ TEST(Cli, CheckExitsOneAndNamesTheFirstDisorder) {
   r = run_gpusort("-c " + dir.file("sorted.bin") + " " + dir.file("other.bin"), dir);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("extra operand"), std::string::npos) << r.err;
-  EXPECT_EQ(run_gpusort("-c -o " + dir.file("x.bin") + " " + dir.file("sorted.bin"), dir).status, 2);
+  EXPECT_EQ(
+      run_gpusort("-c -o " + dir.file("x.bin") + " " + dir.file("sorted.bin"), dir).status, 2);
   EXPECT_EQ(run_gpusort("-c -m " + dir.file("sorted.bin"), dir).status, 2);
   EXPECT_EQ(run_gpusort("--check=loud " + dir.file("sorted.bin"), dir).status, 2);
   EXPECT_EQ(run_gpusort("-c " + dir.file("missing.bin"), dir).status, 2);
@@ -355,7 +358,8 @@ TEST(Cli, UniqueIntoFilesAndPipes) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(test::read_file(dir.file("out.bin")), expected) << opts;
   }
-  ASSERT_EQ(run_gpusort("--devices none -u " + dir.file("in.bin") + " > " + dir.file("so.bin"), dir).status, 0);
+  ASSERT_EQ(run_gpusort("--devices none -u " + dir.file("in.bin") + " > " +
+                            dir.file("so.bin"), dir).status, 0);
   EXPECT_EQ(test::read_file(dir.file("so.bin")), expected);
   const std::string pipe = "cat " + dir.file("in.bin") + " | " + test::gpusort_binary() +
                            " --devices none -u -S 4M | cat > " + dir.file("pipe.bin");

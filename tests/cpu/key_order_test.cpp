@@ -98,7 +98,8 @@ TEST_P(KeyOrder, PreviousRecordIsComparedWithTheFirst) {
     EXPECT_EQ(got, 0u);
   }
   EXPECT_EQ(first_disorder(data.data(), 1000, data.data(), f, false, true), 0u);
-  EXPECT_EQ(first_disorder(data.data(), 1000, data.data(), f, false, false), scan(data, f, false, false));
+  EXPECT_EQ(first_disorder(data.data(), 1000, data.data(), f, false, false),
+            scan(data, f, false, false));
   EXPECT_EQ(first_disorder(data.data(), 0, last, f, false, true), std::nullopt);
 }
 
@@ -116,7 +117,8 @@ TEST_P(KeyOrder, UniqueKeepsTheFirstOfEachRunOfEqualKeys) {
   std::vector<std::byte> expected;
   for (std::uint64_t i = 0; i < records; ++i)
     if (i == 0 || order(sorted, i - 1, i, f, false) != 0)
-      expected.insert(expected.end(), sorted.begin() + static_cast<std::ptrdiff_t>(i * f.record_size),
+      expected.insert(expected.end(),
+                      sorted.begin() + static_cast<std::ptrdiff_t>(i * f.record_size),
                       sorted.begin() + static_cast<std::ptrdiff_t>((i + 1) * f.record_size));
   const std::uint64_t expected_count = expected.size() / f.record_size;
 

@@ -99,8 +99,10 @@ TEST_P(GnuModes, CheckFindsTheFirstDisorderAcrossInputs) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto sorted = test::reference_sort(records_with_repeats(200000, f, seed, 100000), f, false);
   const std::size_t half = 100000 * f.record_size;
-  test::write_file(dir.file("a"), {sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(half)});
-  test::write_file(dir.file("b"), {sorted.begin() + static_cast<std::ptrdiff_t>(half), sorted.end()});
+  test::write_file(dir.file("a"),
+                   {sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(half)});
+  test::write_file(dir.file("b"),
+                   {sorted.begin() + static_cast<std::ptrdiff_t>(half), sorted.end()});
   sort_options o = cpu_options(f, false, 0);
   check_result r = check_file({dir.file("a"), dir.file("b")}, o);
   EXPECT_TRUE(r.sorted());
@@ -108,7 +110,8 @@ TEST_P(GnuModes, CheckFindsTheFirstDisorderAcrossInputs) {
   // Concatenated the other way round, the first record of `a` breaks the order (unless the
   // boundary keys are equal).
   r = check_file({dir.file("b"), dir.file("a")}, o);
-  if (test::reference_compare(sorted.data(), sorted.data() + sorted.size() - f.record_size, f) < 0) {
+  if (test::reference_compare(sorted.data(), sorted.data() + sorted.size() - f.record_size,
+                              f) < 0) {
     ASSERT_FALSE(r.sorted());
     EXPECT_EQ(*r.disorder, 100000u);
     EXPECT_EQ(r.input, dir.file("a"));
@@ -143,7 +146,8 @@ TEST_P(GnuModes, MergeOnlyMergesSortedInputsStably) {
       for (std::size_t j = 0; j < inputs; ++j) {
         // Sizes from empty to several merge windows; many equal keys across inputs.
         const std::uint64_t n = j == 1 ? 0 : 1 + (seed * (j + 1)) % 40000;
-        const auto run = test::reference_sort(records_with_repeats(n, f, seed + j, 300), f, descending);
+        const auto run =
+            test::reference_sort(records_with_repeats(n, f, seed + j, 300), f, descending);
         names.push_back(dir.file("run" + std::to_string(j)));
         test::write_file(names.back(), run);
         all.insert(all.end(), run.begin(), run.end());
@@ -177,9 +181,11 @@ INSTANTIATE_TEST_SUITE_P(Layouts, GnuModes,
 TEST(MergeOnly, AnUnsortedInputFailsBeforeTheOutputExists) {
   test::scratch_dir dir;
   const record_format f = test::make_format("u64", 8, 0);
-  const auto sorted = test::reference_sort(test::random_records(5000, f, test::base_seed()), f, false);
+  const auto sorted =
+      test::reference_sort(test::random_records(5000, f, test::base_seed()), f, false);
   auto unsorted = sorted;
-  std::swap_ranges(unsorted.begin() + 8 * 4000, unsorted.begin() + 8 * 4001, unsorted.begin() + 8 * 10);
+  std::swap_ranges(unsorted.begin() + 8 * 4000, unsorted.begin() + 8 * 4001,
+                   unsorted.begin() + 8 * 10);
   test::write_file(dir.file("good"), sorted);
   test::write_file(dir.file("bad"), unsorted);
   test::write_file(dir.file("out"), sorted);  // an old output, which must survive
@@ -204,7 +210,8 @@ TEST(MergeOnly, AnUnsortedInputFailsBeforeTheOutputExists) {
 TEST(UniqueCompaction, InMemoryAndInAFileAcrossManyBlocks) {
   const record_format f = test::make_format("i64", 24, 8);
   test::scratch_dir dir;
-  for (const std::uint64_t first_repeat : {std::uint64_t{0}, std::uint64_t{50000}, std::uint64_t{99999}}) {
+  for (const std::uint64_t first_repeat :
+       {std::uint64_t{0}, std::uint64_t{50000}, std::uint64_t{99999}}) {
     SCOPED_TRACE("first repeat at " + std::to_string(first_repeat));
     // Distinct ascending keys, then from first_repeat on every key three times.
     std::vector<std::byte> data = test::random_records(100000, f, test::base_seed());

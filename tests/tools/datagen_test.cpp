@@ -102,7 +102,8 @@ TEST(DatagenDeterminism, CommandLineOutputsAgree) {
   const std::string tool = sh_quote(GPUSORT_DATAGEN);
   const std::string common = " --format kv64 --count 300000 -d zipf:0.9 --seed 11 -q";
   ASSERT_EQ(run_command(tool + common + " -j 1 -o " + dir.file("a.bin")).status, 0);
-  ASSERT_EQ(run_command(tool + common + " -j 3 --write-method uring -o " + dir.file("b.bin")).status, 0);
+  ASSERT_EQ(
+      run_command(tool + common + " -j 3 --write-method uring -o " + dir.file("b.bin")).status, 0);
   ASSERT_EQ(run_command(tool + common + " --write-method mmap -o " + dir.file("c.bin")).status, 0);
   ASSERT_EQ(run_command(tool + common + " -o - > " + dir.file("d.bin")).status, 0);
   const std::vector<std::byte> a = read_bytes(dir.file("a.bin"));
@@ -135,9 +136,10 @@ TEST(DatagenCommandLine, RejectsBadArguments) {
   scratch_dir dir;
   const std::string tool = sh_quote(GPUSORT_DATAGEN);
   const std::string out = " -o " + dir.file("x.bin");
-  for (const std::string args : {"--count 10 -d and:0", "--count 10 -d zipf", "--count 10 -d nearly:0.7",
-                                 "--count 10 -d bogus", "--count 10 --type u128", "-d uniform",
-                                 "--size 12 --type u64", "--count 10 --format gensort --key-offset 95"}) {
+  for (const std::string args :
+       {"--count 10 -d and:0", "--count 10 -d zipf", "--count 10 -d nearly:0.7",
+        "--count 10 -d bogus", "--count 10 --type u128", "-d uniform",
+        "--size 12 --type u64", "--count 10 --format gensort --key-offset 95"}) {
     SCOPED_TRACE(args);
     const command_result r = run_command(tool + " " + args + out);
     EXPECT_EQ(r.status, 2) << r.output;
@@ -287,7 +289,8 @@ TEST(DatagenPayload, IndexesAndGensortLayout) {
   generator_config c = make_config("u32", "uniform", 70000);
   c.format.record_size = 8;
   const auto small = as_keys<std::uint32_t>(generate_all(c), 8, 4);
-  for (std::uint64_t i = 0; i < small.size(); ++i) ASSERT_EQ(small[i], static_cast<std::uint32_t>(i));
+  for (std::uint64_t i = 0; i < small.size(); ++i)
+    ASSERT_EQ(small[i], static_cast<std::uint32_t>(i));
   // A key at offset 8 leaves the index before it; filler bytes past both vary.
   c = make_config("u64", "uniform", 100);
   c.format.record_size = 32;
@@ -295,7 +298,8 @@ TEST(DatagenPayload, IndexesAndGensortLayout) {
   const std::vector<std::byte> wide = generate_all(c);
   const tools::index_field field = tools::locate_index(c.format);
   EXPECT_EQ(field.offset, 0u);
-  for (std::uint64_t i = 0; i < 100; ++i) ASSERT_EQ(tools::read_index(wide.data() + i * 32, field), i);
+  for (std::uint64_t i = 0; i < 100; ++i)
+    ASSERT_EQ(tools::read_index(wide.data() + i * 32, field), i);
   // gensort: fixed bytes and the record number in hex.
   const std::vector<std::byte> gs = generate_all(make_config("gensort", "uniform", 1000));
   const record_format g = format_preset("gensort");

@@ -64,7 +64,8 @@ record_format resolve_format(const po::variables_map& vm) {
 }
 
 std::string format_help() {
-  return "Records: fixed-size, with the key field at --key-offset. Numeric keys are little-endian;\n"
+  return "Records: fixed-size, with the key field at --key-offset. Numeric keys are "
+         "little-endian;\n"
          "u32/u64 compare unsigned, i32/i64 as two's complement, f32/f64 by IEEE 754 totalOrder\n"
          "(-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN); bytes:N keys compare as unsigned\n"
          "byte strings (memcmp).\n";

@@ -97,7 +97,8 @@ struct index_field {
 
 /// A counter-based hash of (a, b): what position b of stream a would draw, without state.
 [[nodiscard]] constexpr std::uint64_t hash2(std::uint64_t a, std::uint64_t b) noexcept {
-  return mix64(mix64(a + 0x9e3779b97f4a7c15ull) ^ (b * 0xd1342543de82ef95ull + 0x632be59bd9b4e019ull));
+  return mix64(mix64(a + 0x9e3779b97f4a7c15ull) ^
+               (b * 0xd1342543de82ef95ull + 0x632be59bd9b4e019ull));
 }
 
 }  // namespace gpusort::tools

@@ -172,7 +172,8 @@ distribution parse_distribution(std::string_view spelled) {
   distribution d;
   auto bad = [&](const std::string& why) -> distribution {
     throw_error("bad distribution '" + std::string(spelled) + "': " + why +
-                " (expected uniform, special, and:Q, equal, zipf:S[:D], sorted, reverse, nearly:F or few:K)");
+                " (expected uniform, special, and:Q, equal, zipf:S[:D], sorted, reverse, "
+                "nearly:F or few:K)");
   };
   const std::size_t colon = spelled.find(':');
   const std::string_view name = spelled.substr(0, colon);
@@ -217,7 +218,8 @@ distribution parse_distribution(std::string_view spelled) {
   }
   if (name == "few") {
     d.what = k::few;
-    if (!parse_number(arg, d.distinct) || d.distinct < 1) return bad("K must be a positive integer");
+    if (!parse_number(arg, d.distinct) || d.distinct < 1)
+      return bad("K must be a positive integer");
     return d;
   }
   return bad("unknown name");

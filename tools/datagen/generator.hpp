@@ -37,8 +37,8 @@ struct distribution {
 };
 
 /**
- * Parses uniform, special, and:Q (1 <= Q <= 64; and:1 is uniform), equal, zipf:S or zipf:S:D (S >= 0,
- * D >= 1), sorted, reverse, nearly:F (0 <= F <= 0.5) or few:K (K >= 1).
+ * Parses uniform, special, and:Q (1 <= Q <= 64; and:1 is uniform), equal, zipf:S or zipf:S:D
+ * (S >= 0, D >= 1), sorted, reverse, nearly:F (0 <= F <= 0.5) or few:K (K >= 1).
  * @throw gpusort::error naming the spelling.
  */
 [[nodiscard]] distribution parse_distribution(std::string_view spelled);

@@ -1,4 +1,5 @@
-// gpusort-datagen: writes benchmark input files of fixed-size records with chosen key distributions.
+// gpusort-datagen: writes benchmark input files of fixed-size records with chosen key
+// distributions.
 #include <tbb/global_control.h>
 
 #include <boost/program_options.hpp>
@@ -141,7 +142,9 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!vm.count("quiet") && output != "-") {
       const std::uint64_t bytes = config.count * config.format.record_size;
-      std::fprintf(stderr, "gpusort-datagen: %s: %llu records (%s, %s, seed %llu), %s in %.3f s, %.2f GB/s\n",
+      std::fprintf(stderr,
+                   "gpusort-datagen: %s: %llu records (%s, %s, seed %llu), %s in %.3f s, "
+                   "%.2f GB/s\n",
                    output.c_str(), static_cast<unsigned long long>(config.count),
                    describe(config.format).c_str(), tools::distribution_name(config.dist).c_str(),
                    static_cast<unsigned long long>(config.seed), format_bytes(bytes).c_str(),

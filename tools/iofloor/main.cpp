@@ -171,10 +171,11 @@ void write_direct(io::output_file& out, std::span<const std::byte> src, unsigned
   cfg.force_async = false;  // O_DIRECT requests are asynchronous in io_uring already
   {
     const io::file_descriptor direct = reopen_direct(out);
-    on_threads(threads, head, cfg.block_bytes, [&](unsigned, std::uint64_t begin, std::uint64_t len) {
-      io::uring ring(64);
-      ring.write_exact(direct, begin, src.subspan(begin, len), cfg);
-    });
+    on_threads(threads, head, cfg.block_bytes,
+               [&](unsigned, std::uint64_t begin, std::uint64_t len) {
+                 io::uring ring(64);
+                 ring.write_exact(direct, begin, src.subspan(begin, len), cfg);
+               });
   }
   if (head < src.size()) {
     io::uring ring(8);
@@ -387,7 +388,8 @@ int main(int argc, char** argv) {
     for (const read_variant& rv : read_variants(s)) {
       if (!selected("read", rv.name)) continue;
       result r{"read", rv.name, rv.what, {}, {}};
-      for (unsigned i = 0; i < s.repeat; ++i) r.runs.push_back(timed_read(s, rv.run, buffer.span()));
+      for (unsigned i = 0; i < s.repeat; ++i)
+        r.runs.push_back(timed_read(s, rv.run, buffer.span()));
       results.push_back(r);
       if (!best_read || r.seconds() < results[*best_read].seconds()) best_read = results.size() - 1;
     }

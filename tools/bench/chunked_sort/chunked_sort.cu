@@ -163,7 +163,8 @@ class in_place_sink : public gpu::run_sink {
  public:
   explicit in_place_sink(std::byte* base) : base_(base) {}
   void set_chunk_bytes(std::uint64_t chunk_bytes) { chunk_bytes_ = chunk_bytes; }
-  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset, std::size_t len) override {
+  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
+                                    std::size_t len) override {
     return {base_ + run * chunk_bytes_ + offset, len};
   }
   void piece_done(std::uint64_t, std::uint64_t, std::span<std::byte>) override {}
@@ -191,7 +192,8 @@ bandwidth measure_bandwidth(std::byte* host, std::uint64_t bytes, int device, in
   gpu::device_buffer d_b(piece, device);
   gpu::stream s1(device), s2(device);
   gpu::event e0(device, true), e1(device, true), e2(device, true), e3(device, true);
-  auto copy = [&](cudaStream_t s, std::byte* d, std::byte* h, std::uint64_t n, cudaMemcpyKind kind) {
+  auto copy = [&](cudaStream_t s, std::byte* d, std::byte* h, std::uint64_t n,
+                  cudaMemcpyKind kind) {
     for (std::uint64_t off = 0; off < n; off += piece) {
       const std::uint64_t len = std::min(piece, n - off);
       if (kind == cudaMemcpyHostToDevice)
@@ -231,7 +233,8 @@ bandwidth measure_bandwidth(std::byte* host, std::uint64_t bytes, int device, in
 }
 
 /// CUB Onesweep on `n` device-resident u64 keys (the chunk's sort alone): median Gkeys/s.
-std::optional<double> measure_cub(const std::byte* host_keys, std::uint64_t n, int device, int repeat) {
+std::optional<double> measure_cub(const std::byte* host_keys, std::uint64_t n, int device,
+                                  int repeat) {
   if (n == 0) return std::nullopt;
   gpu::device_guard guard(device);
   const std::size_t temp_bytes =
@@ -244,7 +247,8 @@ std::optional<double> measure_cub(const std::byte* host_keys, std::uint64_t n, i
     gpu::event begin(device, true), end(device, true);
     std::vector<double> rates;
     for (int r = 0; r < repeat + 1; ++r) {
-      GPUSORT_CUDA_TRY(cudaMemcpyAsync(keys.data(), host_keys, n * 8, cudaMemcpyHostToDevice, s.get()));
+      GPUSORT_CUDA_TRY(
+          cudaMemcpyAsync(keys.data(), host_keys, n * 8, cudaMemcpyHostToDevice, s.get()));
       begin.record(s.get());
       gpu::detail::onesweep_sort_keys<std::uint64_t>(
           temp.data(), temp.size(), reinterpret_cast<std::uint64_t*>(keys.data()),
@@ -277,7 +281,8 @@ struct row {
 };
 
 /// One table row: s chunks (0: as large as the budget allows), o.repeat timed sorts.
-row run_chunk_count(const options& o, std::uint64_t s, gpu::pinned_buffer& host, const bandwidth& bw) {
+row run_chunk_count(const options& o, std::uint64_t s, gpu::pinned_buffer& host,
+                    const bandwidth& bw) {
   const std::uint64_t n = host.size() / 8;
   const std::uint64_t bytes = n * 8;
   auto* keys = reinterpret_cast<std::uint64_t*>(host.data());
@@ -354,7 +359,8 @@ row run_chunk_count(const options& o, std::uint64_t s, gpu::pinned_buffer& host,
     for (std::uint64_t i = 0; i < sums.size(); ++i) {
       const std::uint64_t first = i * chunk;
       const std::uint64_t count = std::min(chunk, n - first);
-      if (!is_sorted_parallel(keys + first, count) || !(fingerprint(keys + first, count) == sums[i]))
+      if (!is_sorted_parallel(keys + first, count) ||
+          !(fingerprint(keys + first, count) == sums[i]))
         r.verified = false;
     }
     if (sums.size() != r.runs) r.verified = false;
@@ -423,7 +429,8 @@ int run(const options& o) {
   }
   std::printf("GB/s: input bytes / median time from the first push to finish() (device memory\n"
               "allocation not included: setup_s). vs_H2D: against one-way pinned H2D %.1f GB/s.\n"
-              "CUB_Gk/s: DeviceRadixSort (Onesweep) on one device-resident chunk. H2D_s/CUB_s/D2H_s:\n"
+              "CUB_Gk/s: DeviceRadixSort (Onesweep) on one device-resident chunk. "
+              "H2D_s/CUB_s/D2H_s:\n"
               "busy time per stream from the trace. *: budget raised so that the chunk fits.\n",
               bw.h2d);
   if (!o.csv.empty()) {

@@ -58,7 +58,8 @@ void usage() {
       "usage: gpusort-bench-hrs [--types u32,u64,u32u32,u64u64:27] [--log2n 28[,24,...]]\n"
       "                         [--dists uniform,and2,and3,and4,and5,equal,zipf,sorted,reverse]\n"
       "                         [--repeat 5] [--warmup 1] [--device 0] [--seed 42]\n"
-      "                         [--local-threshold N] [--merge-threshold N] [--counting-threads N]\n"
+      "                         [--local-threshold N] [--merge-threshold N] "
+      "[--counting-threads N]\n"
       "                         [--skew-divisor N] [--local-match atomic-or|match-any]\n"
       "                         [--rank-group-max N] [--group-bits 8..12] [--joint-min-keys N]\n"
       "                         [--local-configs 64x9,128x9,...] [--profile] [--phases]\n"
@@ -96,7 +97,8 @@ key_distribution parse_dist(const std::string& s) {
 
 options parse_options(int argc, char** argv) {
   options o;
-  for (const char* d : {"uniform", "and2", "and3", "and4", "equal"}) o.dists.push_back(parse_dist(d));
+  for (const char* d : {"uniform", "and2", "and3", "and4", "equal"})
+    o.dists.push_back(parse_dist(d));
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -112,7 +114,8 @@ options parse_options(int argc, char** argv) {
         if (colon != std::string::npos) t.log2n = std::stoi(item.substr(colon + 1));
         GPUSORT_EXPECTS(t.name == "u32" || t.name == "u64" || t.name == "u32u32" ||
                             t.name == "u64u64" || t.name == "u32u64" || t.name == "u64u32",
-                        "--types: u32, u64, u32u32, u64u64, u32u64 or u64u32, not '" + t.name + "'");
+                        "--types: u32, u64, u32u32, u64u64, u32u64 or u64u32, not '" +
+                            t.name + "'");
         o.types.push_back(t);
       }
     } else if (arg == "--log2n") {
@@ -300,14 +303,16 @@ result run_case(const options& o, int log2n, const key_distribution& dist) {
       gpu::hrs::workspace_bytes<Key, Value>(n, o.tuning, shapes.compute_capability);
   std::uint64_t cub_ws_bytes = 0;
   if constexpr (pairs)
-    cub_ws_bytes = gpu::detail::onesweep_pairs_temp_bytes<Key, Value>(static_cast<std::uint32_t>(n));
+    cub_ws_bytes =
+        gpu::detail::onesweep_pairs_temp_bytes<Key, Value>(static_cast<std::uint32_t>(n));
   else
     cub_ws_bytes = gpu::detail::onesweep_keys_temp_bytes<Key>(static_cast<std::uint32_t>(n));
   gpu::device_buffer hrs_ws(hrs_ws_bytes, dev);
   gpu::device_buffer cub_ws(cub_ws_bytes, dev);
   gpu::device_buffer scratch(2 * sizeof(unsigned long long), dev);
   test::generate_keys<Key>(reinterpret_cast<Key*>(input.data()), n, dist, o.seed, s);
-  if constexpr (pairs) test::generate_indices<Value>(reinterpret_cast<Value*>(input_values.data()), n, s);
+  if constexpr (pairs)
+    test::generate_indices<Value>(reinterpret_cast<Value*>(input_values.data()), n, s);
 
   auto keys_of = [](gpu::device_buffer& b) { return reinterpret_cast<Key*>(b.data()); };
   auto values_of = [](gpu::device_buffer& b) { return reinterpret_cast<Value*>(b.data()); };
@@ -363,17 +368,20 @@ result run_case(const options& o, int log2n, const key_distribution& dist) {
   res.cub_ms = median(cub_ms);
   const int c = cub_in_alternate ? 1 : 0;
   auto* d_scratch = reinterpret_cast<unsigned long long*>(scratch.data());
-  const test::compare_result cmp = test::compare_keys<Key>(hk[0], keys_of(cub_keys[c]), n, d_scratch, s);
+  const test::compare_result cmp =
+      test::compare_keys<Key>(hk[0], keys_of(cub_keys[c]), n, d_scratch, s);
   res.equal = cmp.mismatches == 0;
   if constexpr (pairs) {
     // Equal keys in order and the same multiset of (key, value) pairs: each run of equal keys
     // holds the same values as CUB's.
     res.equal = res.equal && test::pair_multiset_hash<Key, Value>(hk[0], hv[0], n, d_scratch, s) ==
-                                 test::pair_multiset_hash<Key, Value>(
-                                     keys_of(cub_keys[c]), values_of(cub_values[c]), n, d_scratch, s);
+                                 test::pair_multiset_hash<Key, Value>(keys_of(cub_keys[c]),
+                                                                      values_of(cub_values[c]), n,
+                                                                      d_scratch, s);
   }
   if constexpr (!pairs) {
-    std::vector<std::uint64_t> sample = sample_keys(reinterpret_cast<const Key*>(input.data()), n, s);
+    std::vector<std::uint64_t> sample =
+        sample_keys(reinterpret_cast<const Key*>(input.data()), n, s);
     const std::uint64_t threshold =
         gpu::hrs::resolve<Key, Value>(o.tuning, shapes.compute_capability).local_threshold;
     const auto t0 = std::chrono::steady_clock::now();
@@ -447,7 +455,8 @@ int main(int argc, char** argv) try {
         const result r = run_any(o, t.name, log2n, d);
         all_equal = all_equal && r.equal;
         const double auto_ms = r.auto_choice == "hrs" ? r.hrs_ms : r.cub_ms;
-        std::printf("\"%s\",%s,%s,%d,%llu,%.2f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%s,%.3f,%.3f,%s,%.3f,%.1f%s%s%s\n",
+        std::printf("\"%s\",%s,%s,%d,%llu,%.2f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%s,%.3f,%.3f,%s,%.3f,"
+                    "%.1f%s%s%s\n",
                     props.name, r.type.c_str(), r.dist.c_str(), r.log2n,
                     static_cast<unsigned long long>(r.n), r.entropy, r.hrs_ms, r.cub_ms,
                     r.hrs_ms / r.cub_ms, r.cub_ms / r.hrs_ms, r.n / r.hrs_ms / 1e6,

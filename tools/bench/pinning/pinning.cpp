@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   auto report = [&](const char* what, unsigned threads, double s) {
-    std::printf("%s,%u,%zu,%.3f,%.2f\n", what, threads, parts, s, static_cast<double>(bytes) / s / 1e9);
+    std::printf("%s,%u,%zu,%.3f,%.2f\n", what, threads, parts, s,
+                static_cast<double>(bytes) / s / 1e9);
     std::fflush(stdout);
   };
   for (const unsigned threads : {1u, 4u, 8u, 16u}) {
@@ -143,7 +144,8 @@ int main(int argc, char** argv) {
       check(cudaStreamDestroy(stream), "cudaStreamDestroy");
     }
     t0 = std::chrono::steady_clock::now();
-    for (std::size_t p = 0; p < parts; ++p) check(cudaHostUnregister(memory.data() + p * gib), "cudaHostUnregister");
+    for (std::size_t p = 0; p < parts; ++p)
+      check(cudaHostUnregister(memory.data() + p * gib), "cudaHostUnregister");
     report("unregister", 1, seconds_since(t0));
     t0 = std::chrono::steady_clock::now();
     memory = gpusort::host_buffer{};
