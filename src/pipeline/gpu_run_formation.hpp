@@ -7,8 +7,8 @@
 #include <tbb/task_arena.h>
 
 #include <cstdint>
-#include <future>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,8 +38,8 @@ struct gpu_run_result {
   /// freeing it (11-15 ms on the H100 machine) no longer delays the result.
   std::vector<std::shared_ptr<void>> release_after_commit;
   /// Where runs were kept: the same being freed on threads of their own, beside the host merge
-  /// that follows (13 ms at 4 GiB on the H200 machine). Wait for them before the devices are
-  /// used again; the futures wait as they go.
+  /// that follows (13 ms at 4 GiB on the H200 machine). Wait for them before the devices or
+  /// the memory budget are used again; the futures wait as they go.
   std::vector<std::future<void>> teardowns;
 };
 

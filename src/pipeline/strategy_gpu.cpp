@@ -62,7 +62,10 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   }
   // One run here is one chunk of a stream, or of (key, index) items gathered on the host, and
   // is written as it is; several are merged, also when a planned single chunk no longer fit
-  // the device or a stream's runs spilled.
+  // the device or a stream's runs spilled. Spilled runs are read back through windows of the
+  // memory budget: the page-locked staging goes first, as the budget assumes.
+  if (runs.any_spilled())
+    for (std::future<void>& t : r.teardowns) t.get();
   result = write_runs(ctx, runs);
   result.gpu_sorter = r.sorter;
   result.ran = result.runs > 1 ? strategy::gpu_runs : strategy::gpu_one_chunk;
