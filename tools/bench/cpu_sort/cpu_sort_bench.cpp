@@ -60,13 +60,16 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/// Uniform random bytes: word i of the buffer is splitmix64(seed + i).
-void fill_random(std::byte* p, std::uint64_t bytes, std::uint64_t seed) {
+/// Random bytes: word i of the buffer is the AND of `and_words` values splitmix64(seed + i +
+/// k * words) (1: uniform; more: each bit 1 with probability 2^-and_words, Thearling's
+/// entropy-reduced keys).
+void fill_random(std::byte* p, std::uint64_t bytes, std::uint64_t seed, unsigned and_words = 1) {
   const std::uint64_t words = bytes / 8;
   tbb::parallel_for(std::uint64_t{0}, words, std::uint64_t{1} << 16, [&](std::uint64_t w0) {
     const std::uint64_t w1 = std::min(words, w0 + (std::uint64_t{1} << 16));
     for (std::uint64_t w = w0; w < w1; ++w) {
-      const std::uint64_t v = splitmix64(seed + w);
+      std::uint64_t v = ~std::uint64_t{0};
+      for (unsigned k = 0; k < and_words; ++k) v &= splitmix64(seed + w + k * words);
       std::memcpy(p + w * 8, &v, 8);
     }
   });
@@ -131,9 +134,10 @@ int run(int argc, char** argv) {
   int repeat = 5;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::uint64_t seed = 1;
+  unsigned and_words = 1;
   po::options_description desc(
       "gpusort-bench-cpusort: times sort_records (the CPU run sorter) and tbb::parallel_sort\n"
-      "on uniform random data with the same number of threads; prints medians and the ratio.\n"
+      "on random data with the same number of threads; prints medians and the ratio.\n"
       "Options");
   desc.add_options()("help,h", "show this help")("version", "show the version and exit")(
       "count,n", po::value(&count)->default_value(count), "records to sort")(
@@ -144,6 +148,8 @@ int run(int argc, char** argv) {
       "repeat", po::value(&repeat)->default_value(repeat), "timed runs of each sorter")(
       "threads", po::value(&threads)->default_value(threads), "TBB threads for both sorters")(
       "seed", po::value(&seed)->default_value(seed), "random data seed")(
+      "and-words", po::value(&and_words)->default_value(and_words),
+      "each 8-byte word the AND of this many random words (1: uniform)")(
       "no-baseline", "skip tbb::parallel_sort (for profiling sort_records alone)")(
       "huge-pages", "madvise(MADV_HUGEPAGE) on every buffer (both sorters)");
   po::variables_map vm;
@@ -159,7 +165,8 @@ int run(int argc, char** argv) {
   }
   const bool descending = vm.count("descending") != 0;
   const bool huge = vm.count("huge-pages") != 0;
-  GPUSORT_EXPECTS(repeat >= 1 && threads >= 1, "--repeat and --threads must be positive");
+  GPUSORT_EXPECTS(repeat >= 1 && threads >= 1 && and_words >= 1,
+                  "--repeat, --threads and --and-words must be positive");
 
   record_format format;
   set_key_type(format, type);
@@ -177,7 +184,7 @@ int run(int argc, char** argv) {
     buffer original = make_buffer(bytes, huge);
     buffer data = make_buffer(bytes, huge);
     buffer scratch = make_buffer(cpu::sort_scratch_bytes(count, format), huge);
-    fill_random(original.get(), bytes, seed);
+    fill_random(original.get(), bytes, seed, and_words);
     for (int r = 0; r < repeat; ++r) {
       std::memcpy(data.get(), original.get(), bytes);
       const std::byte* out = nullptr;
@@ -193,7 +200,7 @@ int run(int argc, char** argv) {
     if (format.type == key_type::u64 && format.key_only())
       std::memcpy(keys_original.get(), original.get(), count * 8);
     else
-      fill_random(keys_original.get(), count * 8, seed);
+      fill_random(keys_original.get(), count * 8, seed, and_words);
     original.reset();
     scratch.reset();
     if (bytes < count * 8) data = make_buffer(count * 8, huge);
@@ -206,9 +213,9 @@ int run(int argc, char** argv) {
 
   const double t_ours = median(ours);
   const double m = static_cast<double>(count) / 1e6;
-  std::printf("records      %llu x %s (%s), %s, %d threads, median of %d\n",
+  std::printf("records      %llu x %s (%s), %s, AND of %u word(s), %d threads, median of %d\n",
               static_cast<unsigned long long>(count), describe(format).c_str(),
-              type.c_str(), descending ? "descending" : "ascending", threads, repeat);
+              type.c_str(), descending ? "descending" : "ascending", and_words, threads, repeat);
   std::printf("sort_records        %9.4f s  %9.1f Mrecords/s  %8.1f MB/s  (cpu %.4f s)\n",
               t_ours, m / t_ours, static_cast<double>(bytes) / 1e6 / t_ours, median(ours_cpu));
   if (!theirs.empty()) {
