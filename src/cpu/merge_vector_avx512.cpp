@@ -37,11 +37,19 @@ constexpr std::uint32_t max_step_records = 4 * lanes;
 /// 16 and 64 runs (tools/bench/results/2026-11-25-h100-merge-vector/variants.txt).
 constexpr bool stream_output = true;
 
-/// Records per tree vertex buffer: a multiple of the step, small enough that the buffers of a
-/// tree over 64 runs of 16-byte records (127 vertices) fit the 2 MiB L2 cache of the GPU
-/// machine's cores, large enough that refilling a child is rare beside merging.
-constexpr std::uint32_t buffer_records = 512;
-static_assert(buffer_records % max_step_records == 0);
+/// Records per tree vertex buffer: a multiple of the step. Each refill of a vertex costs a walk
+/// down the tree and a save of the carry, so larger buffers spend less of the merge on
+/// refills; but the buffers of the tree should stay in the 2 MiB L2 cache of the GPU machine's
+/// cores. Keys alone take up to 2048 records (16 KiB a vertex), as many as 2 MiB hold for the
+/// fan-in: 2048 up to 64 runs, 512 at 256 (so never more memory than records with payloads
+/// take). Against 512 everywhere, 2048 merged 64 runs 7.6% faster on the H200 host's 16 cores
+/// and 16 runs 4% (tools/bench/results/2026-11-28-h200-merge-buffers). Records with payloads
+/// keep 512 (8 KiB of keys and 8 of payloads): at 1024 they lost 9% over 64 runs.
+constexpr std::uint32_t key_buffer_max_records = 2048;
+constexpr std::uint32_t value_buffer_records = 512;
+constexpr std::size_t key_buffers_bytes = std::size_t{2} << 20;
+static_assert(key_buffer_max_records % max_step_records == 0);
+static_assert(value_buffer_records % max_step_records == 0);
 
 constexpr std::size_t cache_line = 64;
 
@@ -75,8 +83,19 @@ struct alignas(cache_line) vertex {
 
 std::uint32_t vertex_count(std::size_t runs) { return static_cast<std::uint32_t>(2 * runs - 1); }
 
-std::size_t buffer_bytes(bool values) {
-  return std::size_t{buffer_records} * sizeof(std::uint64_t) * (values ? 2 : 1);
+/// Records per vertex buffer of a tree over `runs` inputs.
+std::uint32_t buffer_records_for(vector_layout layout, std::size_t runs) {
+  if (separate_values(layout)) return value_buffer_records;
+  std::uint32_t records = key_buffer_max_records;
+  while (records > value_buffer_records &&
+         std::size_t{vertex_count(runs)} * records * sizeof(std::uint64_t) > key_buffers_bytes)
+    records /= 2;
+  return records;
+}
+
+std::size_t buffer_bytes(vector_layout layout, std::size_t runs) {
+  return std::size_t{buffer_records_for(layout, runs)} * sizeof(std::uint64_t) *
+         (separate_values(layout) ? 2 : 1);
 }
 
 // --- Bitonic networks. A block holds the records of one step, V vectors, in ascending key
@@ -193,6 +212,8 @@ class merge_tree {
              std::byte* scratch)
       : vertices_(reinterpret_cast<vertex*>(scratch)),
         buffers_(scratch + round_up(vertex_count(runs) * sizeof(vertex))),
+        buffer_records_(buffer_records_for(Layout, runs)),
+        buffer_bytes_(buffer_bytes(Layout, runs)),
         sign_(key_mask(masks.sign_mask)),
         float_(key_mask(masks.float_mask)),
         order_(key_mask(masks.order_mask)),
@@ -228,10 +249,10 @@ class merge_tree {
     const std::uint32_t index = next++;
     vertices_[index] = vertex{};
     vertex& x = vertices_[index];
-    std::byte* buffer = buffers_ + index * buffer_bytes(has_values);
+    std::byte* buffer = buffers_ + index * buffer_bytes_;
     x.buffer = reinterpret_cast<std::uint64_t*>(buffer);
     x.keys = x.buffer;
-    x.values = has_values ? x.buffer + buffer_records : nullptr;
+    x.values = has_values ? x.buffer + buffer_records_ : nullptr;
     if (hi - lo == 1) {
       x.leaf = true;
       x.next = inputs[lo].data;
@@ -368,7 +389,7 @@ class merge_tree {
   /// last, padded step goes through the buffer (one copy of every record fewer).
   void fill_leaf(vertex& x) {
     if (keys_in_place_ && x.remaining >= step) {
-      const std::uint64_t whole = min_u64(x.remaining / step * step, buffer_records);
+      const std::uint64_t whole = min_u64(x.remaining / step * step, buffer_records_);
       x.keys = reinterpret_cast<const std::uint64_t*>(x.next);
       x.next += whole * record_bytes;
       x.remaining -= whole;
@@ -380,7 +401,7 @@ class merge_tree {
     x.keys = x.buffer;
     std::uint32_t n = 0;
     const std::byte* src = x.next;
-    while (n < buffer_records && x.remaining != 0) {
+    while (n < buffer_records_ && x.remaining != 0) {
       step_block b;
       const auto r = static_cast<std::uint32_t>(min_u64(x.remaining, step));
       for (std::uint32_t j = 0; j < V; ++j) {
@@ -425,7 +446,7 @@ class merge_tree {
       carry = load_block(x.carry_keys, x.carry_values);
     }
     std::uint32_t n = 0;
-    while (n < buffer_records) {
+    while (n < buffer_records_) {
       ensure(a);
       ensure(b);
       const bool a_has = a.pos != a.len;
@@ -454,7 +475,7 @@ class merge_tree {
     std::uint32_t ib = b.pos;
     const std::uint32_t a_len = a.len;
     const std::uint32_t b_len = b.len;
-    while (n != buffer_records && ia != a_len && ib != b_len) {
+    while (n != buffer_records_ && ia != a_len && ib != b_len) {
       // Branch-free: on random keys the choice is a coin flip.
       const bool take_a = a.keys[ia] <= b.keys[ib];
       const std::uint64_t* keys = take_a ? a.keys + ia : b.keys + ib;
@@ -475,7 +496,7 @@ class merge_tree {
   /// Merge steps from one child, the other being spent, until the buffer is full or the
   /// child's buffer is read.
   std::uint32_t merge_one(vertex& only, vertex& x, std::uint32_t n, step_block& carry) {
-    while (n != buffer_records && only.pos != only.len) {
+    while (n != buffer_records_ && only.pos != only.len) {
       step_block low;
       merge_blocks<has_values>(
           carry,
@@ -531,6 +552,9 @@ class merge_tree {
 
   vertex* vertices_;
   std::byte* buffers_;
+  /// Records per vertex buffer (a multiple of the step) and its bytes with the payloads.
+  std::uint32_t buffer_records_;
+  std::size_t buffer_bytes_;
   __m512i sign_;
   __m512i float_;
   __m512i order_;
@@ -552,7 +576,7 @@ std::uint64_t merge_with(const vector_input* inputs, std::size_t runs, std::byte
 std::size_t vector_merge_scratch_bytes(std::size_t runs, vector_layout layout) noexcept {
   if (runs < 2) return 0;
   const std::size_t vertices = vertex_count(runs);
-  return round_up(vertices * sizeof(vertex)) + vertices * buffer_bytes(separate_values(layout));
+  return round_up(vertices * sizeof(vertex)) + vertices * buffer_bytes(layout, runs);
 }
 
 std::uint64_t vector_merge(const vector_input* inputs, std::size_t runs, std::byte* out,

@@ -206,9 +206,11 @@ TEST_P(vector_merge_test, merges_every_fan_in_and_run_length) {
   for (std::size_t runs : {2, 3, 5, 16, 17, 64}) {
     SCOPED_TRACE(std::to_string(runs) + " runs");
     std::vector<std::uint64_t> counts(runs);
-    // Lengths around the step (16) and the vertex buffer (512), and some long ones.
-    constexpr std::array<std::uint64_t, 12> lengths{1, 7, 8, 9, 15, 16, 17, 31, 511, 512, 513,
-                                                    3000};
+    // Lengths around the steps (16 and 32 records) and the vertex buffers (512 records with
+    // payloads, 2048 keys alone), and some long ones.
+    constexpr std::array<std::uint64_t, 18> lengths{1,   7,   8,   9,    15,   16,   17,   31,  32,
+                                                    33,  511, 512, 513,  2047, 2048, 2049, 3000,
+                                                    9000};
     for (auto& n : counts) n = lengths[rng() % lengths.size()];
     merge_and_check(make_inputs(c, counts, rng), c);
   }
