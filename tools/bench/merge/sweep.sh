@@ -5,12 +5,13 @@
 #   RUNS (default "4 16 64 256"), SIZES (record bytes, default "8 16 100"), THREADS (default all),
 #   REPEAT (default 5), RECORDS (default 2^28 records of 8 or 16 bytes, 2^26 of larger ones),
 #   OUTPUT_FILE (merge into a shared mapping of this file, as gpusort writes its output, instead
-#   of anonymous memory).
+#   of anonymous memory), NO_LOSER_TREE (set: skip the loser-tree baseline, a third of the time).
 set -euo pipefail
 bench=$1
 out=$2
 threads=${THREADS:+--threads $THREADS}
 output=${OUTPUT_FILE:+--output-file $OUTPUT_FILE}
+baseline=${NO_LOSER_TREE:+--no-loser-tree}
 first=1
 : > "$out"
 for size in ${SIZES:-8 16 100}; do
@@ -21,7 +22,7 @@ for size in ${SIZES:-8 16 100}; do
   for runs in ${RUNS:-4 16 64 256}; do
     # shellcheck disable=SC2086
     "$bench" --csv --runs "$runs" --count "$count" --type u64 --record-size "$size" \
-      --repeat "${REPEAT:-5}" $threads $output > "$out.part"
+      --repeat "${REPEAT:-5}" $threads $output $baseline > "$out.part"
     if [ "$first" = 1 ]; then cat "$out.part" >> "$out"; first=0
     else tail -n +2 "$out.part" >> "$out"
     fi
