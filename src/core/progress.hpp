@@ -27,9 +27,9 @@ struct progress_state {
  * spill, read runs, unique, check), the one that began last, with the bytes it has moved.
  * Where stages overlap (the GPU pipeline) that is the furthest along the data's way.
  */
-[[nodiscard]] progress_state current_progress(const std::vector<trace_recorder::track_total>& totals,
-                                              std::optional<std::uint64_t> total_bytes,
-                                              double now);
+[[nodiscard]] progress_state current_progress(
+    const std::vector<trace_recorder::track_total>& totals,
+    std::optional<std::uint64_t> total_bytes, double now);
 
 /// "merge [######..........]  37% 5.92 GiB/16 GiB 5.10 GB/s ETA 2.0 s" (bar) or
 /// "merge 37% (5.92 GiB of 16.0 GiB) at 5.10 GB/s, ETA 2.0 s"; without a total, the bytes and

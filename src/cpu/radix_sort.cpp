@@ -407,9 +407,9 @@ class radix_engine {
     return {top, std::clamp((want + w - 1) / w, 1u, radix_tuning::cache_max_passes)};
   }
 
-  using lsd_histograms = std::array<std::array<std::uint32_t, std::size_t{1}
-                                                                  << radix_tuning::cache_digit_bits>,
-                                    radix_tuning::cache_max_passes>;
+  using lsd_histograms =
+      std::array<std::array<std::uint32_t, std::size_t{1} << radix_tuning::cache_digit_bits>,
+                 radix_tuning::cache_max_passes>;
 
   /// Counts every digit of `plan` in one read of the range, with the OR and the AND of the keys.
   void count_lsd(const std::byte* src, std::uint64_t n, const lsd_plan& plan,

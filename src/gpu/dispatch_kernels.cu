@@ -30,9 +30,11 @@ void transform_keys(Word* d_keys, std::uint64_t n, const gpusort::detail::key_co
   const std::uint64_t vectors = n * sizeof(Word) / 16;
   const unsigned grid = grid_for((vectors + p.tile_items() - 1) / p.tile_items());
   if (normalize)
-    transform_keys_kernel<Word, true, p.block_threads, p.items_per_thread><<<grid, p.block_threads, 0, stream>>>(d_keys, n, codec);
+    transform_keys_kernel<Word, true, p.block_threads, p.items_per_thread>
+        <<<grid, p.block_threads, 0, stream>>>(d_keys, n, codec);
   else
-    transform_keys_kernel<Word, false, p.block_threads, p.items_per_thread><<<grid, p.block_threads, 0, stream>>>(d_keys, n, codec);
+    transform_keys_kernel<Word, false, p.block_threads, p.items_per_thread>
+        <<<grid, p.block_threads, 0, stream>>>(d_keys, n, codec);
   GPUSORT_CUDA_CHECK_LAUNCH();
 }
 

@@ -101,7 +101,8 @@ __device__ inline int histogram_slot(Word word, const histogram_params& p) {
     bucket = lo;
   }
   const unsigned shift = p.key_bits - p.bucket_bits - p.digit_bits;
-  const auto digit = static_cast<unsigned>((key >> shift) & ((std::uint64_t{1} << p.digit_bits) - 1));
+  const auto digit =
+      static_cast<unsigned>((key >> shift) & ((std::uint64_t{1} << p.digit_bits) - 1));
   return static_cast<int>(bucket << p.digit_bits | digit);
 }
 

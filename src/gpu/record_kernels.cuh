@@ -18,16 +18,20 @@ using u128 = unsigned __int128;
 
 GPUSORT_HD u128 shl128(u128 v, unsigned bits) { return bits >= 128 ? 0 : v << bits; }
 GPUSORT_HD u128 shr128(u128 v, unsigned bits) { return bits >= 128 ? 0 : v >> bits; }
-GPUSORT_HD u128 low_bits128(unsigned bits) { return bits >= 128 ? ~u128(0) : (u128(1) << bits) - 1; }
+GPUSORT_HD u128 low_bits128(unsigned bits) {
+  return bits >= 128 ? ~u128(0) : (u128(1) << bits) - 1;
+}
 
 /// Splits a record held in the low bytes of a u128 into its key and its payload: the bytes
 /// before the key, then the bytes after it, packed little-endian from bit 0.
 template <typename Word>
-GPUSORT_HD void split_record_bits(u128 rec, unsigned key_offset, Word& key, std::uint64_t& payload) {
+GPUSORT_HD void split_record_bits(u128 rec, unsigned key_offset, Word& key,
+                                  std::uint64_t& payload) {
   const unsigned key_shift = 8 * key_offset;
   key = static_cast<Word>(rec >> key_shift);
-  payload = static_cast<std::uint64_t>((rec & low_bits128(key_shift)) |
-                                       (shr128(rec, key_shift + 8 * unsigned(sizeof(Word))) << key_shift));
+  payload = static_cast<std::uint64_t>(
+      (rec & low_bits128(key_shift)) |
+      (shr128(rec, key_shift + 8 * unsigned(sizeof(Word))) << key_shift));
 }
 
 /// Inverse of split_record_bits.
@@ -62,7 +66,8 @@ GPUSORT_HD void store_record(unsigned char* p, std::uint32_t size, u128 v) {
 
 /// Applies the codec to both halves (u64) or all four words (u32) of a 16-byte vector.
 template <typename Word, bool Normalize>
-__device__ __forceinline__ uint4 transform_vector(uint4 v, const gpusort::detail::key_codec<Word>& codec) {
+__device__ __forceinline__ uint4 transform_vector(uint4 v,
+                                                  const gpusort::detail::key_codec<Word>& codec) {
   auto apply = [&](Word w) { return Normalize ? codec.normalize(w) : codec.denormalize(w); };
   if constexpr (sizeof(Word) == 4) {
     v.x = apply(v.x);
@@ -138,7 +143,8 @@ __global__ void __launch_bounds__(BlockThreads)
       if (r < count) {
         Word key;
         std::uint64_t payload;
-        split_record_bits<Word>(load_record(bytes + r * size, size), layout.key_offset, key, payload);
+        split_record_bits<Word>(load_record(bytes + r * size, size), layout.key_offset, key,
+                                payload);
         keys[first + r] = codec.normalize(key);
         values[first + r] = static_cast<Value>(payload);
       }
@@ -164,8 +170,9 @@ __global__ void __launch_bounds__(BlockThreads)
     for (int k = 0; k < ItemsPerThread; ++k) {
       const std::uint32_t r = std::uint32_t(k) * BlockThreads + threadIdx.x;
       if (r < count) {
-        const u128 rec = join_record_bits<Word>(codec.denormalize(keys[first + r]),
-                                                std::uint64_t{values[first + r]}, layout.key_offset);
+        const u128 rec =
+            join_record_bits<Word>(codec.denormalize(keys[first + r]),
+                                   std::uint64_t{values[first + r]}, layout.key_offset);
         store_record(bytes + r * size, size, rec);
       }
     }

@@ -610,7 +610,8 @@ bool run_former::impl::enqueue_d2h() {
                                            run.records - first);
       const std::uint64_t offset = first * record_size_;
       const std::size_t len = count * record_size_;
-      const std::span<std::byte> host = sink_.piece_buffer(config_.first_run_id + run.index, offset, len);
+      const std::span<std::byte> host =
+          sink_.piece_buffer(config_.first_run_id + run.index, offset, len);
       if (host.empty()) return progress;  // no host buffer free now: poll, then ask again
       GPUSORT_EXPECTS(host.size() == len && host.data() != nullptr,
                       "GPU run former: run_sink::piece_buffer returned " +

@@ -62,7 +62,8 @@ void file_descriptor::grow_pipe_buffer() const noexcept {
     std::ifstream limit("/proc/sys/fs/pipe-max-size");
     long bytes = 0;
     if (!(limit >> bytes) || bytes <= 0) return;
-    static_cast<void>(::fcntl(fd_, F_SETPIPE_SZ, static_cast<int>(std::min<long>(bytes, 1L << 30))));
+    static_cast<void>(
+        ::fcntl(fd_, F_SETPIPE_SZ, static_cast<int>(std::min<long>(bytes, 1L << 30))));
   } catch (...) {  // an optimisation only
   }
 }

@@ -74,7 +74,8 @@ void copy_file(const file_descriptor& from, const file_descriptor& to, std::uint
   bool in_kernel = true;
   std::vector<char> buf;
   while (done < bytes) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - done, 1u << 30));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(bytes - done, 1u << 30));
     ssize_t n = -1;
     if (in_kernel) {
       auto off_in = static_cast<loff_t>(done);

@@ -418,7 +418,8 @@ std::unique_ptr<output_sink> make_output_sink(output_file& out, std::uint64_t to
                                               bool persistent_mapping, std::size_t min_window) {
   if (method == write_method::direct) {
     if (out.is_private_file()) {
-      if (std::unique_ptr<output_sink> direct = make_direct_sink(out, total_bytes, min_window, trace))
+      if (std::unique_ptr<output_sink> direct =
+              make_direct_sink(out, total_bytes, min_window, trace))
         return direct;
     }
     method = write_method::automatic;  // a stream, or a filesystem without O_DIRECT

@@ -31,7 +31,8 @@ parallel_reader::parallel_reader(const input_source& input, std::uint64_t begin,
   GPUSORT_EXPECTS(begin <= end && end <= *input.known_size(),
                   "parallel_reader: a range beyond the input");
   pieces_ = (total_ + piece_bytes_ - 1) / piece_bytes_;
-  const unsigned n = static_cast<unsigned>(std::clamp<std::uint64_t>(pieces_, 1, std::max(threads, 1u)));
+  const unsigned n =
+      static_cast<unsigned>(std::clamp<std::uint64_t>(pieces_, 1, std::max(threads, 1u)));
   threads_.reserve(n);
   for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { run(); });
 }

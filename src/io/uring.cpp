@@ -94,7 +94,8 @@ std::size_t uring::run(op kind, std::span<const io_segment> segments,
   auto prepare = [&](unsigned slot) {
     request& r = slots[slot];
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) throw_error(std::string("io_uring_get_sqe: ") + what + " " + r.file->path());
+    if (sqe == nullptr)
+      throw_error(std::string("io_uring_get_sqe: ") + what + " " + r.file->path());
     const std::uint64_t off = r.offset < 0 ? static_cast<std::uint64_t>(-1)
                                            : static_cast<std::uint64_t>(r.offset);
     // A single request is capped below 2 GiB by the kernel anyway; keep it at unsigned range.

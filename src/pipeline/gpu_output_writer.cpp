@@ -14,9 +14,9 @@ struct staging_release {
 
 }  // namespace
 
-gpu_output_writer::gpu_output_writer(staging_future staging,
-                                     const std::function<io::output_sink&(std::uint64_t)>& open_sink,
-                                     std::uint64_t output_bytes, tbb::task_arena& arena)
+gpu_output_writer::gpu_output_writer(
+    staging_future staging, const std::function<io::output_sink&(std::uint64_t)>& open_sink,
+    std::uint64_t output_bytes, tbb::task_arena& arena)
     : staging_(std::move(staging)), open_sink_(open_sink), output_bytes_(output_bytes),
       arena_(arena) {}
 

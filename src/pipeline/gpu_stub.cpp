@@ -6,8 +6,9 @@ namespace gpusort::pipeline {
 
 std::optional<gpu_facts> find_gpu(const sort_options& options, std::optional<std::uint64_t>,
                                   std::string& gpu_note) {
-  GPUSORT_EXPECTS(!gpu_demanded(options), "this gpusort was built without CUDA (see --version); use "
-                             "--devices none or rebuild with nvcc present");
+  GPUSORT_EXPECTS(!gpu_demanded(options),
+                  "this gpusort was built without CUDA (see --version); use "
+                  "--devices none or rebuild with nvcc present");
   gpu_note = "built without CUDA";
   return std::nullopt;
 }

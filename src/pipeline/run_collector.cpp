@@ -140,8 +140,8 @@ std::byte* run_collector::run_buffer(std::uint64_t run) {
   std::lock_guard lock(runs_mutex_);
   auto it = runs_.find(run);
   if (it == runs_.end()) {
-    it = runs_.emplace(run, collected_run{host_buffer(static_cast<std::size_t>(run_bytes())), 0, {}})
-             .first;
+    collected_run fresh{host_buffer(static_cast<std::size_t>(run_bytes())), 0, {}};
+    it = runs_.emplace(run, std::move(fresh)).first;
     ++held_;
   }
   ++it->second.copies_in_flight;

@@ -73,7 +73,8 @@ strategy_result merge_sorted_inputs(const sort_context& ctx) {
         if (size == 0) continue;
         void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED,
                          file.get(), 0);
-        if (p == MAP_FAILED) throw_error("mmap a temporary copy of " + input.descriptor(i).path(), errno);
+        if (p == MAP_FAILED)
+          throw_error("mmap a temporary copy of " + input.descriptor(i).path(), errno);
         m.emplace(p, static_cast<std::size_t>(size), 0, input.descriptor(i).path());
         spooled.push_back(std::move(file));
       }

@@ -545,7 +545,8 @@ TEST(KernelFeatures, SortsWithoutProc) {
   // Under scripts/sanitize.sh: ASan reads its options from /proc/self/environ, so nothing turns
   // off the leak check, and LeakSanitizer dies at exit without /proc/PID/task, after gpusort
   // has committed its output. The output and the temporaries below are still checked.
-  if (o.status == 1 && o.err.find("LeakSanitizer has encountered a fatal error") != std::string::npos)
+  if (o.status == 1 &&
+      o.err.find("LeakSanitizer has encountered a fatal error") != std::string::npos)
     std::cerr << "note: LeakSanitizer cannot run without /proc; exit status not checked\n";
   else
     ASSERT_EQ(o.status, 0) << o.err;

@@ -132,7 +132,8 @@ void check_plan(const partition_plan& plan, const partition_config& config,
         const destination_begin& b = plan.begins[d];
         const std::uint64_t prefix = prefix_of(key, b.bucket.bits, config.key_bits);
         bool after = prefix > b.bucket.prefix;
-        if (in_bucket(key, b.bucket, config.key_bits)) after = rank_in_begin_bucket[d]++ >= b.before[s];
+        if (in_bucket(key, b.bucket, config.key_bits))
+          after = rank_in_begin_bucket[d]++ >= b.before[s];
         if (after) dest = d;
       }
       by_splitter[dest].push_back({key, first_index++});

@@ -401,7 +401,8 @@ TEST(radix_sort_into, clustered_keys_stay_stable) {
     std::mt19937_64 rng(seed);
     std::vector<std::byte> in(n * f.record_size);
     for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t v = (rng() % 8 == 0) ? rng() : ((std::uint64_t{7} << 60) | (rng() & 0xfff));
+      const std::uint64_t v =
+          (rng() % 8 == 0) ? rng() : ((std::uint64_t{7} << 60) | (rng() & 0xfff));
       std::memcpy(in.data() + i * f.record_size, &v, 8);
     }
     stamp_index(in, f);

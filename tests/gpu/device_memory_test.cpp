@@ -100,7 +100,8 @@ TEST_F(device_memory_test, handles_on_every_device_at_once) {
   for (int d = 0; d < count; ++d) {
     EXPECT_EQ(buffers[static_cast<std::size_t>(d)].device(), d);
     cudaPointerAttributes attributes{};
-    GPUSORT_CUDA_TRY(cudaPointerGetAttributes(&attributes, buffers[static_cast<std::size_t>(d)].data()));
+    GPUSORT_CUDA_TRY(
+        cudaPointerGetAttributes(&attributes, buffers[static_cast<std::size_t>(d)].data()));
     EXPECT_EQ(attributes.device, d) << "the memory is not on the device the buffer names";
     streams[static_cast<std::size_t>(d)].synchronize();
   }

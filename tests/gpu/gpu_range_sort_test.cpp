@@ -64,8 +64,9 @@ void add_sorted_runs(run_store& store, const std::vector<std::byte>& data,
     const std::uint64_t begin = total * r / runs;
     const std::uint64_t end = total * (r + 1) / runs;
     if (begin == end) continue;
-    const std::vector<std::byte> run(data.begin() + static_cast<std::ptrdiff_t>(begin * format.record_size),
-                                     data.begin() + static_cast<std::ptrdiff_t>(end * format.record_size));
+    const std::vector<std::byte> run(
+        data.begin() + static_cast<std::ptrdiff_t>(begin * format.record_size),
+        data.begin() + static_cast<std::ptrdiff_t>(end * format.record_size));
     const std::vector<std::byte> sorted = test::reference_sort(run, format, descending);
     host_buffer memory(sorted.size());
     std::memcpy(memory.data(), sorted.data(), sorted.size());

@@ -51,7 +51,8 @@ inline std::string device_list_text(const std::vector<int>& devices) {
   return s + "}";
 }
 
-inline record_format make_format(key_type type, std::uint32_t record_size, std::uint32_t key_offset) {
+inline record_format make_format(key_type type, std::uint32_t record_size,
+                                 std::uint32_t key_offset) {
   record_format f;
   f.type = type;
   f.key_size = detail::has_32bit_word(type) ? 4 : 8;
@@ -66,7 +67,8 @@ inline record_format key_only_format(key_type type) {
 }
 
 /// The normalized key of a record: sorting these ascending is the requested order.
-inline std::uint64_t normalized_key(const std::byte* record, const record_format& f, bool descending) {
+inline std::uint64_t normalized_key(const std::byte* record, const record_format& f,
+                                    bool descending) {
   if (f.key_size == 4)
     return detail::make_key_codec<std::uint32_t>(f.type, descending)
         .normalize(detail::load_word<std::uint32_t>(record + f.key_offset));
@@ -106,7 +108,8 @@ class collecting_sink : public gpu::run_sink {
       : record_size_(record_size), arena_(arena), run_stride_(run_stride),
         test_thread_(std::this_thread::get_id()) {}
 
-  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset, std::size_t len) override {
+  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
+                                    std::size_t len) override {
     note_thread();
     if (run == requested_.size()) requested_.push_back(0);
     if (run + 1 != requested_.size()) {

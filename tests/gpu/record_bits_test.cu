@@ -49,7 +49,8 @@ void check_layout(std::uint32_t record_size, std::uint32_t key_offset, std::uint
     std::memset(back, 0xA5, sizeof back);
     store_record(back, record_size, join_record_bits<Word>(key, payload, key_offset));
     ASSERT_EQ(std::memcmp(back, rec, record_size), 0);
-    for (std::uint32_t b = record_size; b < 16; ++b) ASSERT_EQ(back[b], 0xA5) << "wrote past the record";
+    for (std::uint32_t b = record_size; b < 16; ++b)
+      ASSERT_EQ(back[b], 0xA5) << "wrote past the record";
   }
 }
 

@@ -40,7 +40,8 @@ class refusing_sink final : public collecting_sink {
  public:
   refusing_sink(std::uint32_t record_size, unsigned every)
       : collecting_sink(record_size), every_(every) {}
-  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset, std::size_t len) override {
+  std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
+                                    std::size_t len) override {
     if (every_ != 0 && ++calls_ % every_ == 0) {
       ++refusals_;
       return {};
@@ -85,7 +86,8 @@ sort_result run_former_on(const sort_case& c, const std::vector<std::byte>& inpu
     while (offset < input.size()) {
       std::size_t len = input.size() - offset;
       if (c.max_push_bytes != 0) {
-        const std::uint64_t max_records = std::max<std::uint64_t>(1, c.max_push_bytes / c.format.record_size);
+        const std::uint64_t max_records =
+            std::max<std::uint64_t>(1, c.max_push_bytes / c.format.record_size);
         len = std::min<std::size_t>(len, (1 + rng() % max_records) * c.format.record_size);
       }
       const std::uint64_t id = result.pushes++;
@@ -146,10 +148,11 @@ std::vector<layout_param> all_layouts() {
     // (record size, key offset): key-only, payloads of 4 and 8 bytes, odd sizes, key at the
     // start, middle and end.
     const std::vector<std::pair<std::uint32_t, std::uint32_t>> shapes =
-        w32 ? std::vector<std::pair<std::uint32_t, std::uint32_t>>{{4, 0}, {8, 0}, {8, 4}, {12, 0},
-                                                                   {12, 8}, {12, 3}, {5, 1}, {7, 3}}
-            : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{8, 0}, {16, 0}, {16, 8}, {12, 0},
-                                                                   {12, 4}, {13, 5}, {10, 2}, {9, 1}};
+        w32 ? std::vector<std::pair<std::uint32_t, std::uint32_t>>{{4, 0},  {8, 0},  {8, 4},
+                                                                   {12, 0}, {12, 8}, {12, 3},
+                                                                   {5, 1},  {7, 3}}
+            : std::vector<std::pair<std::uint32_t, std::uint32_t>>{
+                  {8, 0}, {16, 0}, {16, 8}, {12, 0}, {12, 4}, {13, 5}, {10, 2}, {9, 1}};
     for (const auto& [size, offset] : shapes)
       for (bool desc : {false, true}) out.push_back({t, size, offset, desc});
   }
@@ -190,7 +193,8 @@ class run_former_test : public gpu_test {};
 
 TEST_F(run_former_test, SizesAroundChunkBoundaries) {
   const std::uint64_t chunk = 1000;
-  for (const record_format& f : {key_only_format(key_type::u64), make_format(key_type::i32, 8, 4)}) {
+  for (const record_format& f :
+       {key_only_format(key_type::u64), make_format(key_type::i32, 8, 4)}) {
     for (std::uint64_t n : {chunk - 1, chunk, chunk + 1, 2 * chunk, 3 * chunk + 1}) {
       sort_case c;
       c.format = f;
@@ -249,7 +253,8 @@ TEST_F(run_former_test, MayHoldChunkWherePlanChunksHoldsOne) {
 
 TEST_F(run_former_test, ManyChunksFromSmallMemoryBudget) {
   // The budget alone decides the chunk size; the input is sized for at least 16 chunks.
-  for (const record_format& f : {key_only_format(key_type::f64), make_format(key_type::u64, 12, 4)}) {
+  for (const record_format& f :
+       {key_only_format(key_type::f64), make_format(key_type::u64, 12, 4)}) {
     gpu::run_former_config config;
     config.format = f;
     config.memory_budget = std::uint64_t{3} << 20;
@@ -333,7 +338,8 @@ TEST_F(run_former_test, MoreRecordsThanAnnouncedThrows) {
 }
 
 TEST_F(run_former_test, OneRecord) {
-  for (const record_format& f : {key_only_format(key_type::i64), make_format(key_type::f32, 12, 8)}) {
+  for (const record_format& f :
+       {key_only_format(key_type::i64), make_format(key_type::f32, 12, 8)}) {
     sort_case c;
     c.format = f;
     c.records = 1;
@@ -403,7 +409,8 @@ TEST_F(run_former_test, LargeChunksOfPairs) {
 
 // compute-sanitizer runs this one (memcheck, racecheck): 4 chunks of 1M records each.
 TEST_F(run_former_test, SanitizerMultiChunk) {
-  for (const record_format& f : {key_only_format(key_type::f64), make_format(key_type::u64, 16, 8)}) {
+  for (const record_format& f :
+       {key_only_format(key_type::f64), make_format(key_type::u64, 16, 8)}) {
     sort_case c;
     c.format = f;
     c.records = 4u << 20;

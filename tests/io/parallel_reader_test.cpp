@@ -19,7 +19,8 @@ namespace {
 /// A fixed set of heap buffers behind the pool the GPU path uses for its staging.
 class test_buffers final : public buffer_pool {
  public:
-  test_buffers(std::size_t count, std::size_t bytes) : storage_(count, std::vector<std::byte>(bytes)) {
+  test_buffers(std::size_t count, std::size_t bytes)
+      : storage_(count, std::vector<std::byte>(bytes)) {
     for (auto& b : storage_) add(b.data());
   }
 

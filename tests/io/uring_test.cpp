@@ -74,7 +74,8 @@ TEST(Uring, StreamsFromAndToAPipe) {
     uring ring;
     // Write in pieces so the reader sees short reads.
     for (std::size_t off = 0; off < data.size(); off += 70000)
-      ring.write_stream(w, std::span(data).subspan(off, std::min<std::size_t>(70000, data.size() - off)));
+      ring.write_stream(
+          w, std::span(data).subspan(off, std::min<std::size_t>(70000, data.size() - off)));
   });
   file_descriptor r(fds[0], "pipe reader");
   uring ring;

@@ -199,7 +199,8 @@ TEST(MakePlan, TheOutputFaultsInWithinTheWriteBackThresholdAheadOfAHostMerge) {
 TEST(MakePlan, SpillingGpuRunsLeaveRoomForRunsOnTheirWayToDisk) {
   // -S 4G, chunks of 2^26 u64 records (512 MiB): two held runs and two staging pools of
   // 8 x 32 MiB come out of the budget before runs are kept resident.
-  const sort_plan plan = make_plan(16 * GiB, u64_options(4 * GiB), gpu_host(std::uint64_t{1} << 26));
+  const sort_plan plan =
+      make_plan(16 * GiB, u64_options(4 * GiB), gpu_host(std::uint64_t{1} << 26));
   EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
   EXPECT_EQ(plan.layout.resident_bytes, 4 * GiB - 2 * 512 * MiB - 2 * 8 * 32 * MiB);
   EXPECT_NE(why(plan).find("on their way to disk"), std::string::npos) << why(plan);

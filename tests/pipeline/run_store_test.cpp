@@ -42,9 +42,9 @@ std::string case_name(const ::testing::TestParamInfo<spill_case>& info) {
   const spill_case& c = info.param;
   std::string type = c.type;
   for (char& ch : type) ch = ch == ':' ? '_' : ch;
-  return type + "_r" + std::to_string(c.record_size) +
-         (c.direct ? "_direct" : c.map ? "_mapped" : "_windows") + "_fanin" + std::to_string(c.fanin) + "_resident" +
-         std::to_string(c.resident_limit);
+  const char* mode = c.direct ? "_direct" : c.map ? "_mapped" : "_windows";
+  return type + "_r" + std::to_string(c.record_size) + mode + "_fanin" +
+         std::to_string(c.fanin) + "_resident" + std::to_string(c.resident_limit);
 }
 
 class SpilledRuns : public ::testing::TestWithParam<spill_case> {};

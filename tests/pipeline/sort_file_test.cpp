@@ -115,8 +115,9 @@ TEST_P(SortFileRuns, SmallBudgetSpillsAndMergesInSeveralPasses) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto data = test::random_records(records, f, seed);
   test::write_file(dir.file("in"), data);
-  const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"),
-                                     cpu_options(f, false, min_buffer_bytes, dir.path(), GetParam()));
+  const sort_stats stats =
+      sort_file({dir.file("in")}, dir.file("out"),
+                cpu_options(f, false, min_buffer_bytes, dir.path(), GetParam()));
   EXPECT_GE(stats.runs, 8u);
   EXPECT_TRUE(stats.spilled);
   EXPECT_GE(stats.merge_passes, 2u) << "more runs than the fan-in: a multi-pass merge";

@@ -50,7 +50,8 @@ TEST(IoFloor, EveryPathCopiesTheInputExactly) {
   const command_result table = run_command(tool + " --repeat 1" + files);
   ASSERT_EQ(table.status, 0) << table.output;
   EXPECT_NE(table.output.find("floor:"), std::string::npos) << table.output;
-  EXPECT_EQ(run_command(tool + " " + dir.file("missing.bin") + " " + dir.file("out.bin")).status, 2);
+  EXPECT_EQ(run_command(tool + " " + dir.file("missing.bin") + " " + dir.file("out.bin")).status,
+            2);
 }
 
 TEST(Peers, TbbSortSortsU64Files) {

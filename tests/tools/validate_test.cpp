@@ -150,9 +150,8 @@ class validate_cli : public ::testing::Test {
 
     std::vector<std::string> swapped = sorted_;
     std::uint64_t i = n / 3;
-    while (i + 1 < n && !less(swapped[i + 1].data() + format_.key_offset,
-                              swapped[i].data() + format_.key_offset) &&
-           !less(swapped[i].data() + format_.key_offset, swapped[i + 1].data() + format_.key_offset))
+    auto key_at = [&](std::size_t j) { return swapped[j].data() + format_.key_offset; };
+    while (i + 1 < n && !less(key_at(i + 1), key_at(i)) && !less(key_at(i), key_at(i + 1)))
       ++i;  // find a pair with different keys
     std::swap(swapped[i], swapped[i + 1]);
     expect_failure(check(swapped), "order: ");
