@@ -458,9 +458,9 @@ class merge_tree {
   /// Refills siblings. Where both are inner vertices of records that are keys alone, both rings
   /// are topped up and their merges take steps by turns in one loop: a merge step's carry is a
   /// chain of dependent instructions, and two independent chains keep the vector ports busier
-  /// than one. On the H200 host's 16 cores (2^28 u64, medians of 5 paired rounds) that merged
-  /// 16 runs 9.6% faster and 64 runs 1.8%; records with payloads, whose two steps do not fit
-  /// the vector registers together, lost 5-6% and are merged one vertex at a time
+  /// than one. On the H200 host's 16 cores (2^28 u64, paired rounds) that merged 16 runs 9.6%
+  /// faster and 64 runs 1.8-5.9% (two hosts); records with payloads, whose two steps do not
+  /// fit the vector registers together, lost 5-6% and are merged one vertex at a time
   /// (tools/bench/results/2026-11-28-h200-merge-buffers).
   void fill_pair(vertex& x, vertex& y) {
     if (has_values || x.leaf || y.leaf || x.done || y.done) {
