@@ -4,8 +4,19 @@
 // Then, with --during: H2D copies from page-locked staging while 4 threads prefault and register
 // such a buffer in blocks of 1 GiB and of 64 MiB (gpusort pins its runs while it copies
 // chunks to the device).
-// Usage: gpusort-bench-pinning [GiB (default 16)] [--during]
+// With --contention FILE: what stalls those copies in gpusort's range sort, which page-locks
+// its runs while the output (FILE, created and removed) is faulted in: the copies' rate, their
+// slowest and how many took over 4 ms, beside each combination of the range sort's activities
+// (page-locking runs as gpu::register_host_memory does, from this context or a second one;
+// faulting a shared file mapping in; D2H copies on a second stream).
+// Usage: gpusort-bench-pinning [GiB (default 16)] [--during | --contention FILE]
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <atomic>
 #include <chrono>
@@ -86,6 +97,145 @@ void copies_during_registration(std::size_t bytes, std::size_t block, unsigned t
   check(cudaFreeHost(staging), "cudaFreeHost");
 }
 
+void check(CUresult e, const char* what) {
+  if (e != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    cuGetErrorName(e, &name);
+    std::fprintf(stderr, "%s: %s\n", what, name != nullptr ? name : "?");
+    std::exit(1);
+  }
+}
+
+struct contention_case {
+  const char* name;
+  bool pin;          ///< 13 runs of bytes/13 touched and registered on 4 threads
+  bool second_ctx;   ///< ... registered from a context of their own
+  bool prefault;     ///< 8 threads fault in a shared mapping of FILE, 64 MiB at a time
+  bool d2h;          ///< D2H copies on a second stream meanwhile
+};
+
+/// H2D copies of 32 MiB from page-locked staging, one at a time, while the case's activities
+/// run (or for 1 s without any); prints one CSV line.
+void contention(const contention_case& c, std::size_t bytes, const char* path, CUcontext second) {
+  const std::size_t piece = std::size_t{32} << 20;
+  void* staging = nullptr;
+  void* back = nullptr;
+  check(cudaMallocHost(&staging, piece), "cudaMallocHost");
+  check(cudaMallocHost(&back, piece), "cudaMallocHost");
+  std::memset(staging, 1, piece);
+  void* device = nullptr;
+  check(cudaMalloc(&device, 2 * piece), "cudaMalloc");
+  cudaStream_t stream;
+  cudaStream_t stream_back;
+  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  check(cudaStreamCreate(&stream_back), "cudaStreamCreate");
+
+  const std::size_t runs = 13;
+  const std::size_t run_bytes = bytes / runs / 4096 * 4096;
+  std::vector<gpusort::host_buffer> run_memory(runs);
+  std::atomic<std::size_t> next_run{0};
+  std::atomic<int> active{0};   // threads of every activity still at work
+  std::atomic<int> pinners{0};  // of the page-locking
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> pool;
+  const auto t0 = std::chrono::steady_clock::now();
+  double pin_s = 0;
+  double prefault_s = 0;
+  if (c.pin) {
+    for (int t = 0; t < 4; ++t) {
+      ++active;
+      ++pinners;
+      pool.emplace_back([&] {
+        if (c.second_ctx) check(cuCtxSetCurrent(second), "cuCtxSetCurrent");
+        for (std::size_t r = next_run++; r < runs; r = next_run++) {
+          run_memory[r] = gpusort::host_buffer(run_bytes, /*prefault=*/true);
+          check(cudaHostRegister(run_memory[r].data(), run_bytes, cudaHostRegisterPortable),
+                "cudaHostRegister");
+        }
+        if (--pinners == 0) pin_s = seconds_since(t0);
+        --active;
+      });
+    }
+  }
+  int fd = -1;
+  std::byte* map = nullptr;
+  if (c.prefault) {
+    fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      std::perror(path);
+      std::exit(1);
+    }
+    map = static_cast<std::byte*>(
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    if (map == MAP_FAILED) {
+      std::perror("mmap");
+      std::exit(1);
+    }
+    std::atomic<std::size_t> next{0};
+    const std::size_t window = std::size_t{64} << 20;
+    std::atomic<int> faulting{8};
+    for (int t = 0; t < 8; ++t) {
+      ++active;
+      pool.emplace_back([&, window] {
+        for (std::size_t off = next.fetch_add(window); off < bytes && !stop;
+             off = next.fetch_add(window))
+          ::madvise(map + off, std::min(window, bytes - off), MADV_POPULATE_WRITE);
+        if (--faulting == 0) prefault_s = seconds_since(t0);
+        --active;
+      });
+    }
+  }
+  std::thread backward;
+  if (c.d2h) {
+    backward = std::thread([&] {
+      while (!stop) {
+        check(cudaMemcpyAsync(back, static_cast<std::byte*>(device) + piece, piece,
+                              cudaMemcpyDeviceToHost, stream_back), "cudaMemcpyAsync");
+        check(cudaStreamSynchronize(stream_back), "cudaStreamSynchronize");
+      }
+    });
+  }
+  std::size_t copies = 0;
+  std::size_t slow = 0;
+  double slowest = 0;
+  double slow_s = 0;
+  while (active > 0 || (!c.pin && !c.prefault && seconds_since(t0) < 1.0)) {
+    const auto a = std::chrono::steady_clock::now();
+    check(cudaMemcpyAsync(device, staging, piece, cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const double d = seconds_since(a);
+    ++copies;
+    slowest = std::max(slowest, d);
+    if (d > 0.004) {
+      ++slow;
+      slow_s += d;
+    }
+  }
+  const double copy_s = seconds_since(t0);
+  stop = true;
+  for (std::thread& t : pool) t.join();
+  if (backward.joinable()) backward.join();
+  std::printf("%s,%.3f,%.3f,%.3f,%.2f,%zu,%.1f,%.3f\n", c.name, copy_s, pin_s, prefault_s,
+              static_cast<double>(copies * piece) / copy_s / 1e9, slow, slowest * 1e3, slow_s);
+  std::fflush(stdout);
+  if (c.second_ctx) check(cuCtxSetCurrent(second), "cuCtxSetCurrent");
+  for (gpusort::host_buffer& m : run_memory)
+    if (m.data() != nullptr) check(cudaHostUnregister(m.data()), "cudaHostUnregister");
+  if (c.second_ctx) check(cudaSetDevice(0), "cudaSetDevice");  // the primary context again
+  run_memory.clear();
+  if (map != nullptr) ::munmap(map, bytes);
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(path);
+  }
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  check(cudaStreamDestroy(stream_back), "cudaStreamDestroy");
+  check(cudaFree(device), "cudaFree");
+  check(cudaFreeHost(staging), "cudaFreeHost");
+  check(cudaFreeHost(back), "cudaFreeHost");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +244,33 @@ int main(int argc, char** argv) {
   const std::size_t bytes = parts * gib;
   check(cudaFree(nullptr), "cudaFree(0)");
   std::printf("case,threads,GiB,seconds,GB/s\n");
+  if (argc > 3 && std::strcmp(argv[2], "--contention") == 0) {
+    // A second context on the same device: if the copies wait on a lock of the context that
+    // registers, registering from another one lets them run.
+    CUcontext primary = nullptr;
+    check(cuCtxGetCurrent(&primary), "cuCtxGetCurrent");
+    CUdevice dev = 0;
+    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    CUcontext second = nullptr;
+    check(cuCtxCreate(&second, nullptr, 0, dev), "cuCtxCreate");
+    check(cuCtxSetCurrent(primary), "cuCtxSetCurrent");
+    std::printf("case,seconds,pin_s,prefault_s,h2d_GB/s,copies_over_4ms,slowest_ms,slow_s\n");
+    const contention_case cases[] = {
+        {"none", false, false, false, false},
+        {"pin", true, false, false, false},
+        {"prefault", false, false, true, false},
+        {"pin+prefault", true, false, true, false},
+        {"pin+d2h", true, false, false, true},
+        {"pin+prefault+d2h", true, false, true, true},
+        {"pin2ctx", true, true, false, false},
+        {"pin2ctx+prefault+d2h", true, true, true, true},
+        {"prefault+d2h", false, false, true, true},
+    };
+    for (int round = 0; round < 2; ++round)
+      for (const contention_case& c : cases) contention(c, bytes, argv[3], second);
+    check(cuCtxDestroy(second), "cuCtxDestroy");
+    return 0;
+  }
   if (argc > 2 && std::strcmp(argv[2], "--during") == 0) {
     // seconds: the registration's; GB/s: the copies' meanwhile.
     for (const std::size_t block : {std::size_t{0}, gib, std::size_t{64} << 20, gib,
