@@ -39,7 +39,7 @@ using gpusort::record_format;
 constexpr const char* usage =
     "usage: gpusort-bench-merge [--runs K] [--count N] [--type T] [--record-size S]\n"
     "                           [--key-offset O] [--repeat R] [--threads T] [--descending]\n"
-    "                           [--output-file PATH] [--no-loser-tree] [--csv]\n"
+    "                           [--output-file PATH] [--parts P] [--no-loser-tree] [--csv]\n"
     "  --runs K         sorted runs to merge (default 16)\n"
     "  --count N        records in all runs together: 67108864, 64M or 2^26 (default 2^26)\n"
     "  --type T         u32, u64, i32, i64, f32, f64 or bytes:N (default u64)\n"
@@ -50,6 +50,8 @@ constexpr const char* usage =
     "  --descending     merge in descending key order\n"
     "  --output-file P  merge into gpusort's mapped output of file P (prefaulted, never\n"
     "                   committed: P is left as it was) instead of anonymous memory\n"
+    "  --parts P        cut the output into P parts, one task each (default: as merge_ranks\n"
+    "                   does, cpu::merge_part_count)\n"
     "  --no-loser-tree  skip the loser-tree baseline (its CSV columns stay empty): about a\n"
     "                   third of a 64-run sweep's time\n"
     "  --csv            print one CSV line (after a header line) instead of the report\n"
@@ -65,6 +67,7 @@ struct bench_options {
   unsigned threads = 0;  ///< 0: all cores
   bool descending = false;
   bool csv = false;
+  std::uint64_t parts = 0;  ///< 0: as merge_ranks chooses
   bool loser_tree = true;  ///< also time the loser tree, where the vector merge took the runs
   std::string output_file;  ///< empty: the output is a host_buffer
 };
@@ -115,6 +118,9 @@ bench_options parse_options(int argc, char** argv) {
       options.threads = static_cast<unsigned>(parse_number(value(), "--threads"));
     } else if (arg == "--descending") {
       options.descending = true;
+    } else if (arg == "--parts") {
+      options.parts = parse_number(value(), "--parts");
+      GPUSORT_EXPECTS(options.parts >= 1, "--parts must be at least 1");
     } else if (arg == "--no-loser-tree") {
       options.loser_tree = false;
     } else if (arg == "--csv") {
@@ -323,7 +329,9 @@ int run(int argc, char** argv) {
     out_sink->prefault(static_cast<unsigned>(thread_count), /*wait=*/true);
     out = out_sink->mapping().data();
   }
-  const std::uint64_t parts = gpusort::cpu::merge_part_count(options.count, data.runs.size());
+  const std::uint64_t parts = options.parts != 0
+                                  ? options.parts
+                                  : gpusort::cpu::merge_part_count(options.count, data.runs.size());
 
   if (!options.csv) {
     std::printf("gpusort-bench-merge: %llu runs, %llu records (%s, %s), %d threads, %llu parts, "
@@ -337,8 +345,8 @@ int run(int argc, char** argv) {
   const gpusort::cpu::merge_policy policy;
   const bool vector = gpusort::cpu::merges_with_vectors(format, policy);
   const timing merge_t = median_times(options.repeat, [&] {
-    gpusort::cpu::merge_ranks(data.runs, 0, options.count, out, format,
-                              options.descending, policy);
+    gpusort::cpu::merge_ranks_in_parts(data.runs, 0, options.count, out, format,
+                                       options.descending, parts, policy);
   });
   GPUSORT_EXPECTS(in_order(out, options.count, format, options.descending),
                   "bench-merge: the merged output is out of order");
@@ -347,8 +355,8 @@ int run(int argc, char** argv) {
   scalar.vector = false;
   const bool time_tree = vector && options.loser_tree;
   const timing tree_t = time_tree ? median_times(options.repeat, [&] {
-    gpusort::cpu::merge_ranks(data.runs, 0, options.count, out, format, options.descending,
-                              scalar);
+    gpusort::cpu::merge_ranks_in_parts(data.runs, 0, options.count, out, format,
+                                       options.descending, parts, scalar);
   }) : merge_t;
   GPUSORT_EXPECTS(in_order(out, options.count, format, options.descending),
                   "bench-merge: the loser tree's output is out of order");
