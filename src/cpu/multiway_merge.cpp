@@ -309,7 +309,12 @@ std::uint64_t merge_part_count(std::uint64_t count, std::size_t runs) {
   const auto threads = static_cast<std::uint64_t>(std::min<std::size_t>(
       static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()),
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
-  return std::clamp<std::uint64_t>(count / min_part, 1, 4 * threads);
+  // Sixteen parts a thread rather than four: parts merge at different speeds (threads share
+  // cores and the memory bus), and with four the last wave left threads idle. H200 host, 16
+  // threads, 64 runs, medians of 5 paired rounds: 8-byte records 16.6 -> 18.1 GB/s, 16-byte
+  // 15.0 -> 17.4, 100-byte 26.3 -> 30.3; 16 runs of 8 bytes 24.4 -> 26.2. 64 a thread gained
+  // less: its cuts cost more (tools/bench/results/2026-11-29-h200-merge-parts).
+  return std::clamp<std::uint64_t>(count / min_part, 1, 16 * threads);
 }
 
 void merge_ranks(std::span<const run_view> runs, std::uint64_t rank_begin,

@@ -66,8 +66,9 @@ void merge_ranks_in_parts(std::span<const run_view> runs, std::uint64_t rank_beg
 [[nodiscard]] bool merges_with_vectors(const record_format& format,
                                        const merge_policy& policy) noexcept;
 
-/// How many parts merge_ranks cuts `count` output records of `runs` runs into: about four per
-/// thread of the current TBB arena, but none so small that selecting its cuts would dominate.
+/// How many parts merge_ranks cuts `count` output records of `runs` runs into: about sixteen
+/// per thread of the current TBB arena, but none so small that selecting its cuts would
+/// dominate.
 [[nodiscard]] std::uint64_t merge_part_count(std::uint64_t count, std::size_t runs);
 
 }  // namespace gpusort::cpu
