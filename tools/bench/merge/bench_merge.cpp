@@ -171,16 +171,17 @@ void store_key(std::byte* record, std::uint64_t normalized, const record_format&
 /// uniform variables is distributed as S_i / S_(n+1), S_i the sum of i independent standard
 /// exponential ones (Renyi's representation of order statistics). Sorting the keys instead
 /// took most of an invocation's time (2^28 keys: seconds, against a merge of a tenth of that).
-/// The keys keep the 53 bits of a double: ties stay as rare as among 64-bit keys.
+/// The sums are long doubles (64-bit mantissa): with doubles, keys would keep 53 bits, and 2^28
+/// of them would tie a few times, where 64-bit keys almost never do.
 std::vector<std::uint64_t> sorted_uniform_keys(std::uint64_t n, std::uint64_t seed) {
   constexpr std::uint64_t block = std::uint64_t{1} << 16;
   const std::uint64_t blocks = n / block + 1;  // the (n+1)-th spacing closes the last one
   std::vector<double> spacing(n + 1);
-  std::vector<double> block_sum(blocks);
+  std::vector<long double> block_sum(blocks);
   tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
     splitmix64 rng{seed ^ (b * 0xd1b54a32d192ed03ull)};
     const std::uint64_t end = std::min(n + 1, (b + 1) * block);
-    double sum = 0;
+    long double sum = 0;
     for (std::uint64_t i = b * block; i < end; ++i) {
       // u in (0, 1]: -log(u) is finite.
       const double u = static_cast<double>((rng() >> 11) + 1) * 0x1p-53;
@@ -191,21 +192,21 @@ std::vector<std::uint64_t> sorted_uniform_keys(std::uint64_t n, std::uint64_t se
   });
   // Where each block's sums start, and S_(n+1). Each element is offset + its block's partial
   // sum, summed in the same order as block_sum: the keys rise across blocks' edges too.
-  std::vector<double> offset(blocks);
-  double total = 0;
+  std::vector<long double> offset(blocks);
+  long double total = 0;
   for (std::uint64_t b = 0; b < blocks; ++b) {
     offset[b] = total;
     total += block_sum[b];
   }
+  const long double scale = 0x1p64L / total;
+  constexpr long double largest = 0x1p64L - 1;  // S_i < S_(n+1) but for rounding
   std::vector<std::uint64_t> keys(n);
   tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
     const std::uint64_t end = std::min(n, (b + 1) * block);
-    double partial = 0;
+    long double partial = 0;
     for (std::uint64_t i = b * block; i < end; ++i) {
       partial += spacing[i];
-      // Below 1 but for rounding: kept below 2^64.
-      const double q = std::min((offset[b] + partial) / total, 1.0 - 0x1p-53);
-      keys[i] = static_cast<std::uint64_t>(std::ldexp(q, 64));
+      keys[i] = static_cast<std::uint64_t>(std::min((offset[b] + partial) * scale, largest));
     }
   });
   return keys;
