@@ -209,9 +209,10 @@ TEST(InputSource, ReadsFromThePageCacheOnlyWhereItHoldsTheBytes) {
   EXPECT_THROW((void)in.read_if_cached(all.size() - 4, one), error);
   // Dropped from the page cache: not read, where the filesystem lets it go (tmpfs keeps it).
   // The kernel may start reading the page back on the attempt (RWF_NOWAIT starts read-ahead
-  // without waiting for it), and a fast disk can finish before it looks again: a busy CI
-  // machine (the clean-clone CI run of 2026-11-29) saw that once. So a few attempts, each after dropping the page again: one must
-  // find it missing, and whatever is read must be the file's bytes.
+  // without waiting for it), and a fast disk can finish before it looks again: a busy machine
+  // (the clean-clone CI run of 2026-11-29) saw that once. So a few attempts, each after
+  // dropping the page again: one must find it missing, and whatever is read must be the
+  // file's bytes.
   const file_descriptor fd = file_descriptor::open(paths[0], O_RDONLY);
   ASSERT_EQ(::fdatasync(fd.get()), 0);
   auto dropped = [&] {
