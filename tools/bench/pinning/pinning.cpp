@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -243,7 +242,6 @@ int main(int argc, char** argv) {
   const std::size_t parts = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 16;
   const std::size_t bytes = parts * gib;
   check(cudaFree(nullptr), "cudaFree(0)");
-  std::printf("case,threads,GiB,seconds,GB/s\n");
   if (argc > 3 && std::strcmp(argv[2], "--contention") == 0) {
     // A second context on the same device: if the copies wait on a lock of the context that
     // registers, registering from another one lets them run.
@@ -271,6 +269,7 @@ int main(int argc, char** argv) {
     check(cuCtxDestroy(second), "cuCtxDestroy");
     return 0;
   }
+  std::printf("case,threads,GiB,seconds,GB/s\n");
   if (argc > 2 && std::strcmp(argv[2], "--during") == 0) {
     // seconds: the registration's; GB/s: the copies' meanwhile.
     for (const std::size_t block : {std::size_t{0}, gib, std::size_t{64} << 20, gib,
