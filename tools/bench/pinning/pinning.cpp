@@ -9,7 +9,12 @@
 // slowest and how many took over 4 ms, beside each combination of the range sort's activities
 // (page-locking runs as gpu::register_host_memory does, from this context or a second one;
 // faulting a shared file mapping in; D2H copies on a second stream).
-// Usage: gpusort-bench-pinning [GiB (default 16)] [--during | --contention FILE]
+// With --file-mapping IN OUT: whether a file's page cache can be page-locked through a shared
+// mapping and copied from (IN, read-only) or into (OUT, created and removed) by the device
+// directly, and how fast: registering in 64 MiB blocks on 4-16 threads, 32 MiB copies, and
+// the copies of IN each issued as soon as its block is registered.
+// Usage: gpusort-bench-pinning [GiB (default 16)] [--during | --contention FILE |
+//                               --file-mapping IN OUT]
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <fcntl.h>
@@ -235,6 +240,160 @@ void contention(const contention_case& c, std::size_t bytes, const char* path, C
   check(cudaFreeHost(back), "cudaFreeHost");
 }
 
+/// Registers `bytes` at `base` in 64 MiB blocks on `threads` threads with `flags`; returns the
+/// seconds it took, or a negative number (after printing why) where a registration failed.
+double register_blocks(std::byte* base, std::size_t bytes, unsigned threads, unsigned flags,
+                       const char* what) {
+  const std::size_t block = std::size_t{64} << 20;
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> failed{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t off = next.fetch_add(block); off < bytes; off = next.fetch_add(block)) {
+        const cudaError_t e = cudaHostRegister(base + off, std::min(block, bytes - off), flags);
+        if (e != cudaSuccess) {
+          if (failed.fetch_add(1) == 0)
+            std::printf("%s: cudaHostRegister at %zu: %s\n", what, off, cudaGetErrorString(e));
+          return;
+        }
+      }
+    });
+  for (std::thread& th : pool) th.join();
+  const double s = seconds_since(t0);
+  if (failed.load() != 0) {
+    // Unregister what did register, so that the next case starts clean.
+    for (std::size_t off = 0; off < bytes; off += block)
+      static_cast<void>(cudaHostUnregister(base + off));
+    static_cast<void>(cudaGetLastError());
+    return -1;
+  }
+  return s;
+}
+
+void unregister_blocks(std::byte* base, std::size_t bytes) {
+  const std::size_t block = std::size_t{64} << 20;
+  for (std::size_t off = 0; off < bytes; off += block)
+    check(cudaHostUnregister(base + off), "cudaHostUnregister");
+}
+
+/// 32 MiB copies between `host` and a 4 GiB device slot, one stream; seconds.
+double copy_pieces(std::byte* host, std::size_t bytes, cudaMemcpyKind kind, void* device,
+                   cudaStream_t stream) {
+  const std::size_t piece = std::size_t{32} << 20;
+  const std::size_t slot = std::size_t{4} << 30;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t off = 0; off < bytes; off += piece) {
+    std::byte* dev = static_cast<std::byte*>(device) + off % slot;
+    const std::size_t n = std::min(piece, bytes - off);
+    check(kind == cudaMemcpyHostToDevice ? cudaMemcpyAsync(dev, host + off, n, kind, stream)
+                                         : cudaMemcpyAsync(host + off, dev, n, kind, stream),
+          "cudaMemcpyAsync");
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return seconds_since(t0);
+}
+
+void file_mapping(const char* in_path, const char* out_path) {
+  const int in = ::open(in_path, O_RDONLY);
+  if (in < 0) {
+    std::perror(in_path);
+    std::exit(1);
+  }
+  const auto bytes = static_cast<std::size_t>(::lseek(in, 0, SEEK_END));
+  auto* src = static_cast<std::byte*>(::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, in, 0));
+  if (src == MAP_FAILED) {
+    std::perror("mmap IN");
+    std::exit(1);
+  }
+  void* device = nullptr;
+  check(cudaMalloc(&device, std::size_t{4} << 30), "cudaMalloc");
+  cudaStream_t stream;
+  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  const double gb = static_cast<double>(bytes) / 1e9;
+  auto report = [&](const char* what, unsigned threads, double s) {
+    std::printf("%s,%u,%.3f,%.3f,%.2f\n", what, threads, gb, s, s > 0 ? gb / s : 0.0);
+    std::fflush(stdout);
+  };
+  std::printf("case,threads,GB,seconds,GB/s\n");
+  const unsigned read_only = cudaHostRegisterPortable | cudaHostRegisterReadOnly;
+  for (const unsigned threads : {4u, 8u, 16u, 4u}) {
+    const double s = register_blocks(src, bytes, threads, read_only, "in, read-only");
+    report("register-in-read-only", threads, s);
+    if (s < 0) break;
+    report("h2d-from-in", 1, copy_pieces(src, bytes, cudaMemcpyHostToDevice, device, stream));
+    const auto t0 = std::chrono::steady_clock::now();
+    unregister_blocks(src, bytes);
+    report("unregister-in", 1, seconds_since(t0));
+  }
+  // The use gpusort would make of it: a block copied as soon as it is registered (on 8
+  // threads, in order), unregistered once copied.
+  for (int round = 0; round < 3; ++round) {
+    const std::size_t block = std::size_t{64} << 20;
+    const std::size_t blocks = (bytes + block - 1) / block;
+    std::vector<std::atomic<int>> ready(blocks);
+    std::atomic<std::size_t> next{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < 8; ++t)
+      pool.emplace_back([&] {
+        for (std::size_t b = next.fetch_add(1); b < blocks; b = next.fetch_add(1)) {
+          check(cudaHostRegister(src + b * block, std::min(block, bytes - b * block), read_only),
+                "cudaHostRegister (pipelined)");
+          ready[b].store(1, std::memory_order_release);
+        }
+      });
+    std::size_t slow = 0;
+    double slowest = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      while (ready[b].load(std::memory_order_acquire) == 0) std::this_thread::yield();
+      const auto c0 = std::chrono::steady_clock::now();
+      const std::size_t n = std::min(block, bytes - b * block);
+      check(cudaMemcpyAsync(static_cast<std::byte*>(device) + (b * block) % (std::size_t{4} << 30),
+                            src + b * block, n, cudaMemcpyHostToDevice, stream),
+            "cudaMemcpyAsync (pipelined)");
+      const double issue = seconds_since(c0);
+      if (issue > 0.004) ++slow;
+      slowest = std::max(slowest, issue);
+    }
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    report("pipelined-register-h2d", 8, seconds_since(t0));
+    std::printf("pipelined: %zu copies took over 4 ms to issue, the slowest %.1f ms\n", slow,
+                slowest * 1e3);
+    for (std::thread& th : pool) th.join();
+    unregister_blocks(src, bytes);
+  }
+  // A writable shared mapping of a new file: the output's page cache.
+  const int out = ::open(out_path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (out < 0 || ::ftruncate(out, static_cast<off_t>(bytes)) != 0) {
+    std::perror(out_path);
+    std::exit(1);
+  }
+  auto* dst = static_cast<std::byte*>(
+      ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, out, 0));
+  if (dst == MAP_FAILED) {
+    std::perror("mmap OUT");
+    std::exit(1);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  if (::madvise(dst, bytes, MADV_POPULATE_WRITE) != 0) std::perror("MADV_POPULATE_WRITE");
+  report("prefault-out", 1, seconds_since(t0));
+  const double s = register_blocks(dst, bytes, 8, cudaHostRegisterPortable, "out, writable");
+  report("register-out-writable", 8, s);
+  if (s >= 0) {
+    report("d2h-into-out", 1, copy_pieces(dst, bytes, cudaMemcpyDeviceToHost, device, stream));
+    unregister_blocks(dst, bytes);
+  }
+  ::munmap(dst, bytes);
+  ::close(out);
+  ::unlink(out_path);
+  ::munmap(src, bytes);
+  ::close(in);
+  check(cudaFree(device), "cudaFree");
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -242,6 +401,10 @@ int main(int argc, char** argv) {
   const std::size_t parts = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 16;
   const std::size_t bytes = parts * gib;
   check(cudaFree(nullptr), "cudaFree(0)");
+  if (argc > 4 && std::strcmp(argv[2], "--file-mapping") == 0) {
+    file_mapping(argv[3], argv[4]);
+    return 0;
+  }
   if (argc > 3 && std::strcmp(argv[2], "--contention") == 0) {
     // A second context on the same device: if the copies wait on a lock of the context that
     // registers, registering from another one lets them run.
