@@ -406,13 +406,18 @@ class run_cursor {
 /// whole to release_in_background, whose exit frees them (waiting for the queue held the end
 /// of a 16 GiB sort with -S 4G back by 4.5-7 s on the two-H100 machine, whose disk discards
 /// what it frees), and an intermediate pass releases its runs itself. Punching is a system
-/// call that cannot be stopped: the tasks are small.
+/// call that cannot be stopped, and waits for the pages' write-back: a task of 256 MiB took
+/// 0.3-0.9 s on the H200 machine, so the final merge hands the one still running to the store
+/// (run_store::hold_until_released) instead of waiting for it.
 class block_releaser {
  public:
   explicit block_releaser(trace_recorder* trace) : trace_(trace) {}
-  ~block_releaser() { worker_.discard_pending(); }
+  ~block_releaser() { stop(); }
   block_releaser(const block_releaser&) = delete;
   block_releaser& operator=(const block_releaser&) = delete;
+  /// Drops the tasks not started; the destructor waits for the one running.
+  void stop() { worker_.discard_pending(); }
+
   void release(std::vector<spill_range> blocks) {
     // In tasks of a bounded size, so that the one running when the merge ends is short: a
     // round's blocks in one task (several GB) still held the end back by 2.5-4.9 s.
@@ -490,7 +495,7 @@ void plan_read_aheads(std::span<run_cursor> cursors, std::span<const std::uint64
 /// runs' next windows are read while the current ones merge.
 void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool parallel_windows,
                     const record_format& format, bool descending, std::uint64_t budget,
-                    bool map, trace_recorder* trace) {
+                    bool map, block_releaser& releaser, trace_recorder* trace) {
   const std::uint32_t rec = format.record_size;
   std::uint64_t total = 0;
   for (const sorted_run& r : runs) total += r.records;
@@ -510,7 +515,6 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
     cursors.emplace_back(runs[j], window, rec, std::move(mappings[j]));
   io::uring ring(64);
   io::uring ahead_ring(64);  // the read-ahead's, used by one task at a time
-  block_releaser releaser(trace);
   std::vector<io::io_segment> batch;
   std::vector<io::io_segment> ahead_batch;
   std::vector<cpu::run_view> views(runs.size());
@@ -548,6 +552,7 @@ void merge_windowed(std::span<sorted_run> runs, io::output_sink& sink, bool para
     if (ahead.valid()) ahead.get();
     for (std::size_t j = 0; j < runs.size(); ++j) cursors[j].advance(cuts[j]);
     produced += take;
+    sink.written_through(produced * rec);  // a prefault held back moves on
   }
 }
 
@@ -628,8 +633,9 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
       merged.pieces.push_back({pass_file, pass_end, merged.records * format.record_size});
       {
         run_file_sink file_sink(*pass_file, pass_end, format.record_size, trace);
+        block_releaser releaser(trace);
         merge_windowed({runs.data() + first, last - first}, file_sink, false, format,
-                       descending, window_budget, map_spilled_runs, trace);
+                       descending, window_budget, map_spilled_runs, releaser, trace);
       }
       // Free the inputs of this group now: the disk space and memory are needed.
       for (std::size_t j = first; j < last; ++j) runs[j].release();
@@ -639,8 +645,11 @@ std::uint32_t merge_runs(run_store& store, io::output_sink& sink, const record_f
     runs = std::move(next);
     ++passes;
   }
+  auto releaser = std::make_shared<block_releaser>(trace);
   merge_windowed(runs, sink, parallel_windows, format, descending, window_budget,
-                 map_spilled_runs, trace);
+                 map_spilled_runs, *releaser, trace);
+  releaser->stop();
+  store.hold_until_released(std::move(releaser));
   return passes + 1;
 }
 

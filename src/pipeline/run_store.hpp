@@ -111,6 +111,9 @@ class run_store {
   /// own (page locks first), timed as "release runs": the caller goes on closing the output
   /// meanwhile, and waits for the result before it reports the sort done.
   [[nodiscard]] std::future<void> release_in_background();
+  /// Keeps `work` (what still frees the runs' blocks, say) until release_in_background lets
+  /// go of it first, off the caller's path.
+  void hold_until_released(std::shared_ptr<void> work);
 
   [[nodiscard]] std::vector<sorted_run>& runs() noexcept { return runs_; }
   [[nodiscard]] const std::vector<sorted_run>& runs() const noexcept { return runs_; }
@@ -149,9 +152,10 @@ class run_store {
   /// Writes `data` to the stripes place_spill chose, in parallel.
   void write_spill(const std::byte* data, const std::vector<spill_range>& pieces, io::uring& ring);
 
-  mutable std::mutex mutex_;  // guards the counts above, spill_files_ and runs_
+  mutable std::mutex mutex_;  // guards the counts above, and the three below
   std::vector<spill_target> spill_files_;  // created with the first spill
   std::vector<sorted_run> runs_;           // in order of id
+  std::vector<std::shared_ptr<void>> held_;  // hold_until_released()
 };
 
 }  // namespace gpusort::pipeline

@@ -216,10 +216,22 @@ TEST(MakePlan, ChunkBoundaryIsExact) {
   EXPECT_NE(make_plan(chunk * 8 + 8, u64_options(), gpu_host(chunk)).how, strategy::gpu_one_chunk);
 }
 
-TEST(MakePlan, GpuDoesNotPrefaultAnOutputLargerThanTheBudget) {
-  const sort_plan plan = make_plan(40 * GiB, u64_options(16 * GiB), gpu_host(GiB));
+TEST(MakePlan, GpuRunsThatSpillPrefaultTheOutputOnlyAheadOfTheMerge) {
+  // Where the kernel's write-back threshold is unknown, nothing says how far ahead is safe:
+  // the merge faults its windows in itself.
+  const sort_plan unknown = make_plan(40 * GiB, u64_options(16 * GiB), gpu_host(GiB));
+  EXPECT_EQ(unknown.how, strategy::gpu_runs);
+  EXPECT_EQ(unknown.output.mode, output_mode::mapped_whole);
+  EXPECT_FALSE(unknown.output.prefault) << "it would fault in the whole output";
+  // Known: faulted in from the start, within three quarters of it ahead of the merge
+  // (strategy_gpu limits it), never the whole output at once.
+  host_facts facts = gpu_host(GiB);
+  facts.dirty_background_ratio = 10;
+  const sort_plan plan = make_plan(40 * GiB, u64_options(16 * GiB), facts);
   EXPECT_EQ(plan.how, strategy::gpu_runs);
-  EXPECT_FALSE(plan.output.prefault) << "it would only evict itself again";
+  EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
+  EXPECT_TRUE(plan.output.prefault);
+  EXPECT_EQ(plan.output.prefault_ahead_beside_runs(40 * GiB), 88 * GiB / 100 * 10 / 4 * 3);
 }
 
 TEST(MakePlan, GpuStreamFormsRunsSortedAgainByRange) {
@@ -289,6 +301,22 @@ TEST(MakePlan, CpuSpilledRunsWhenTheInputExceedsTheBudget) {
   EXPECT_EQ(plan.how, strategy::cpu_spilled_runs) << why(plan);
   EXPECT_EQ(plan.layout.resident_bytes, 0u);
   EXPECT_GE(plan.layout.merge_fanin, 2u);
+  // One mapping, faulted in by the merge's threads (the write-back threshold is unknown
+  // here), or from the start ahead of the merge where it is known.
+  EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
+  EXPECT_FALSE(plan.output.prefault);
+  EXPECT_NE(why(plan).find("runs spilled: mapped whole"), std::string::npos) << why(plan);
+  host_facts known = cpu_host();
+  known.dirty_background_bytes = 256 * MiB;
+  const sort_plan ahead = make_plan(GiB, u64_options(64 * MiB), known);
+  EXPECT_EQ(ahead.how, strategy::cpu_spilled_runs);
+  EXPECT_TRUE(ahead.output.prefault);
+  EXPECT_EQ(ahead.output.prefault_threads, 8u);
+  EXPECT_EQ(ahead.output.prefault_ahead_beside_runs(GiB), 192 * MiB);
+  // Merging sorted inputs (--merge) keeps its windows.
+  sort_options merge = u64_options(64 * MiB);
+  merge.merge_only = true;
+  EXPECT_EQ(plan_output(GiB, merge, cpu_host()).mode, output_mode::windows);
 }
 
 TEST(MakePlan, CpuStreamKeepsRunsInMemoryUpToHalfTheBudget) {
