@@ -2,6 +2,7 @@
 // (merged from mappings) and past it (read back in windows), merge to the stable sort of their
 // records, in one pass and in several.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <random>
 #include <string>
@@ -36,6 +38,9 @@ struct spill_case {
   bool map;                      // runs spilled through the page cache merged from mappings
   std::uint32_t fanin;           // below the run count: intermediate passes
   std::uint64_t resident_limit;  // bytes of runs kept in memory
+  // The output mapped whole and faulted in ahead of the merge by background threads, as a
+  // sort whose runs spill writes it; else a mapping per window.
+  bool whole_output = false;
 };
 
 std::string case_name(const ::testing::TestParamInfo<spill_case>& info) {
@@ -44,7 +49,8 @@ std::string case_name(const ::testing::TestParamInfo<spill_case>& info) {
   for (char& ch : type) ch = ch == ':' ? '_' : ch;
   const char* mode = c.direct ? "_direct" : c.map ? "_mapped" : "_windows";
   return type + "_r" + std::to_string(c.record_size) + mode + "_fanin" +
-         std::to_string(c.fanin) + "_resident" + std::to_string(c.resident_limit);
+         std::to_string(c.fanin) + "_resident" + std::to_string(c.resident_limit) +
+         (c.whole_output ? "_whole" : "");
 }
 
 class SpilledRuns : public ::testing::TestWithParam<spill_case> {};
@@ -93,7 +99,10 @@ TEST_P(SpilledRuns, MergeToTheStableSortOfTheirRecords) {
   const std::string target = dir.file("out");
   {
     io::output_file out(target);
-    auto sink = io::make_output_sink(out, all.size(), io::write_method::automatic);
+    auto sink = io::make_output_sink(out, all.size(), io::write_method::automatic, nullptr,
+                                     c.whole_output);
+    // A short distance ahead: the prefault waits on the merge's progress, window by window.
+    if (c.whole_output) sink->prefault(2, /*wait=*/false, std::uint64_t{64} << 10);
     const std::uint32_t passes =
         merge_runs(store, *sink, format, false, layout, nullptr, c.map);
     EXPECT_EQ(passes > 1, c.fanin < std::size(sizes));
@@ -121,7 +130,12 @@ INSTANTIATE_TEST_SUITE_P(
                       // Read in windows across the stripes' pieces, as without mmap.
                       spill_case{"u64", 8, 0, false, false, 64, 0},
                       spill_case{"u64", 16, 8, false, false, 3, 0},
-                      spill_case{"bytes:10", 100, 0, false, false, 64, 0}),
+                      spill_case{"bytes:10", 100, 0, false, false, 64, 0},
+                      // Into one mapping faulted in ahead, after intermediate passes too.
+                      spill_case{"u64", 8, 0, false, true, 64, 0, true},
+                      spill_case{"u64", 8, 0, false, true, 3, 0, true},
+                      spill_case{"bytes:10", 100, 0, true, true, 3, 0, true},
+                      spill_case{"u32", 12, 8, false, false, 64, 40000, true}),
     case_name);
 
 // Runs whose key ranges do not overlap are merged one after another: every window takes all its
@@ -337,6 +351,33 @@ TEST(RunStoreOrder, RunsAddedOutOfOrderFromSeveralThreadsMergeInIdOrder) {
   }
   EXPECT_EQ(test::read_file(target), test::reference_sort(all, format, false));
   store.release_in_background().get();
+}
+
+// What the final merge hands over (its last hole-punching task) is let go of by the
+// background release, before the spill files, and not by the merge's caller.
+TEST(RunStoreRelease, WhatIsHeldGoesWithTheBackgroundRelease) {
+  test::scratch_dir dir;
+  run_store store(8, 0, dir.path().string(), false, nullptr);
+  io::uring ring(8);
+  host_buffer buffer(8 * 4096);
+  std::memset(buffer.data(), 0, buffer.size());
+  store.add(0, std::move(buffer), 4096, ring);
+  ASSERT_TRUE(store.any_spilled());
+  std::atomic<bool> released{false};
+  std::atomic<bool> file_open_then{false};
+  const std::string fd_path =
+      "/proc/self/fd/" + std::to_string(store.runs().front().pieces.front().file->fd.get());
+  store.hold_until_released(std::shared_ptr<void>(nullptr, [&](void*) {
+    // Spill files are still open when it goes: it may still punch holes in them.
+    file_open_then = ::access(fd_path.c_str(), F_OK) == 0;
+    released = true;
+  }));
+  EXPECT_FALSE(released.load());
+  std::future<void> releasing = store.release_in_background();
+  releasing.get();
+  EXPECT_TRUE(released.load());
+  EXPECT_TRUE(file_open_then.load());
+  test::expect_no_child_left();
 }
 
 TEST(SpilledRunsErrors, AFailedStripeWriteReachesTheCaller) {
