@@ -339,6 +339,18 @@ std::string gpu_ranges_few_runs(std::optional<std::uint64_t> input_bytes,
          "pass through the GPU (--merge-on gpu to insist)";
 }
 
+/// The line of `plan.why` that says how far ahead of a merge from the output's start the
+/// output is faulted in, where that distance holds it back.
+void explain_prefault_ahead(std::optional<std::uint64_t> input_bytes, sort_plan& plan) {
+  if (!input_bytes || !plan.output.prefault ||
+      *input_bytes <= plan.output.prefault_ahead_beside_runs(*input_bytes))
+    return;
+  plan.why.push_back("the output faulted in at most " +
+                     format_bytes(plan.output.prefault_ahead_beside_runs(*input_bytes)) +
+                     " ahead of the merge, which writes it from the start: three quarters of "
+                     "where the kernel starts writing dirty pages back beside the runs");
+}
+
 }  // namespace
 
 std::string direct_io_reason(std::optional<std::uint64_t> bytes, const sort_options& options,
@@ -516,13 +528,7 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     }
     plan.layout.single_run = false;
     plan.why.push_back(plan.output.why);
-    if (input_bytes && plan.how == strategy::gpu_runs && plan.output.prefault &&
-        *input_bytes > plan.output.prefault_ahead_beside_runs(*input_bytes))
-      plan.why.push_back(
-          "the output faulted in at most " +
-          format_bytes(plan.output.prefault_ahead_beside_runs(*input_bytes)) +
-          " ahead of the merge, which writes it from the start: three quarters of where the "
-          "kernel starts writing dirty pages back beside the runs");
+    if (plan.how == strategy::gpu_runs) explain_prefault_ahead(input_bytes, plan);
     return plan;
   }
 
@@ -550,6 +556,7 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                           "the budget, spilled beyond, and merged");
   }
   plan.why.push_back(plan.output.why);
+  if (plan.how == strategy::cpu_spilled_runs) explain_prefault_ahead(input_bytes, plan);
   return plan;
 }
 

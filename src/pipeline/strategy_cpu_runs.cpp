@@ -14,7 +14,7 @@ strategy_result sort_cpu_runs(const sort_context& ctx) {
   // Runs that spill are merged once all have formed, from the output's start: its prefault
   // (planned from the start) stays within the kernel's write-back threshold ahead of that.
   if (const std::optional<std::uint64_t> size = ctx.input.known_size();
-      size && ctx.plan.output.prefault)
+      size && ctx.plan.how == strategy::cpu_spilled_runs && ctx.plan.output.prefault)
     ctx.output.limit_prefault(ctx.plan.output.prefault_ahead_beside_runs(*size));
   // An input read past the page cache is not mapped, which would fill the cache after all.
   form_runs_on_cpu(ctx.input, ctx.plan.layout, ctx.options.format, ctx.options.descending,

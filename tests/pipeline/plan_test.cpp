@@ -313,6 +313,9 @@ TEST(MakePlan, CpuSpilledRunsWhenTheInputExceedsTheBudget) {
   EXPECT_TRUE(ahead.output.prefault);
   EXPECT_EQ(ahead.output.prefault_threads, 8u);
   EXPECT_EQ(ahead.output.prefault_ahead_beside_runs(GiB), 192 * MiB);
+  EXPECT_NE(why(ahead).find("the output faulted in at most 192 MiB ahead of the merge"),
+            std::string::npos)
+      << why(ahead);
   // Merging sorted inputs (--merge) keeps its windows.
   sort_options merge = u64_options(64 * MiB);
   merge.merge_only = true;
