@@ -265,13 +265,12 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
   } else if (input_bytes && *input_bytes > budget && !options.merge_only) {
     // Runs that spill are merged after they have all formed: the output's pages are faulted
     // in from the start, at most output_plan::prefault_ahead_beside_runs ahead of the merge,
-    // which then mostly stores. Before, each merge thread mapped a window of 64 MiB with
-    // MAP_POPULATE and unmapped it after: 16 GiB with -S 4G on the H200 machine's 16 cores,
-    // CPU path 9.4 s (merge at 3.4 GB/s), GPU runs 7.1 s; mapped whole and faulted in ahead
-    // 6.8 and 6.3-6.5 s; mapped whole and faulted in by the merge's threads alone 9.0 and
-    // 7.2 s (tools/bench/results/2026-11-29-h200-spill-merge).
-    // Where the write-back threshold is unknown, nothing says how far ahead is safe: the
-    // merge's threads fault their windows in themselves (16 GiB: 9.0 and 7.2 s).
+    // which then mostly stores. 16 GiB with -S 4G on the H200 machine's 16 cores, CPU path /
+    // GPU runs: a mapping per 64 MiB window (mapped with MAP_POPULATE and unmapped by each
+    // merge thread) 9.4 / 7.5 s, merging at 3.4 GB/s; mapped whole and faulted in ahead
+    // 6.8 / 6.5 s; mapped whole and faulted in by the merge's threads alone 9.0 / 7.2 s
+    // (tools/bench/results/2026-11-29-h200-spill-merge). The last is what is left where the
+    // write-back threshold is unknown, so that nothing says how far ahead is safe.
     out.mode = output_mode::mapped_whole;
     out.prefault = out.prefault_ahead_beside_runs(*input_bytes) < *input_bytes;
     out.prefault_threads = out.prefault ? std::max(1u, thread_count(options, facts.cpus) / 2) : 0;
