@@ -107,7 +107,8 @@ std::vector<option_group> option_groups() {
       ("buffer-size,S", po::value<std::string>()->value_name("SIZE"),
        "host memory budget, e.g. 512M, 8G or 50% (of the usable memory: the RAM, or a "
        "cgroup's memory limit where smaller; the default is 50%; at least 4M, at most the "
-       "usable memory)")
+       "usable memory); beside it each thread of the host merge keeps up to 4.5 MiB of "
+       "buffers, and mapped files take page cache")
       ("temporary-directory,T", po::value<std::string>()->value_name("DIR"),
        "directory for runs spilled to disk (default $TMPDIR or /tmp), striped across up to "
        "eight files written in parallel")
