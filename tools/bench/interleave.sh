@@ -8,7 +8,9 @@
 # last one's. Writes $OUT/NAME.csv and $OUT/NAME.log (NAME defaults to interleave; give each
 # invocation of one call its own).
 # Usage: CASES="one=gpusort --devices 0|two=gpusort --devices 0,1" interleave.sh [SIZE...]
-# (default 3G 8G 16G); REPEAT (3) rounds; FORMAT (u64) and DIST (uniform) of the files.
+# (default 3G 8G 16G); REPEAT (3) rounds; FORMAT (u64) and DIST (uniform) of the files;
+# WARMUP (0) untimed runs of the first case before the first round: a fresh host's first
+# sorts ran 1.4-2.8x slower in every stage (tools/bench/results/2026-11-29-h200-spill-merge).
 # Example (tools/bench/results/2026-11-27-h200x2-queue): an older build against this one,
 # CASES="before=/tmp/gpusort-before|auto=gpusort|device0=gpusort --devices 0".
 set -u -o pipefail
@@ -24,25 +26,40 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(3G 8G 16G)
 IFS='|' read -r -a cases <<< "${CASES:?CASES: name=command entries separated by |}"
 echo "size,case,round,wall_s,valid" > "$out/$report.csv"
+# Sets `command` (the words of case "name=command") and `program` (the index of its first word
+# that is not VAR=value, the package's gpusort where it says gpusort).
+parse_case() {
+  read -r -a command <<< "${1#*=}"
+  program=0
+  while [[ "${command[$program]}" == *=* ]]; do program=$((program + 1)); done
+  [ "${command[$program]}" = gpusort ] && command[$program]=$bin/gpusort
+}
+# gpusort exits once its output is in place; the child that gives back the rest ends before
+# the next run starts, so that no run shares the machine with it.
+wait_for_child() {
+  while pgrep -f "^${command[$program]} " > /dev/null; do sleep 0.05; done
+}
 for size in "${sizes[@]}"; do
   in=$work/in-$size.bin
   "$bin/gpusort-datagen" --format "$format" --size "$size" -d "${DIST:-uniform}" --seed 7 \
     -o "$in" -q
   sync "$in"  # its write-back would slow the first round (35 s instead of 6.4-7.0 at 32 GiB)
+  for ((w = 0; w < ${WARMUP:-0}; ++w)); do
+    parse_case "${cases[0]}"
+    env "${command[@]}" --format "$format" "$in" "$work/out.bin" > /dev/null 2>&1
+    wait_for_child
+    rm -f "$work/out.bin"
+    [ "${SYNC:-1}" = 0 ] || sync
+  done
   for round in $(seq 1 "${REPEAT:-3}"); do
     for c in "${cases[@]}"; do
       name=${c%%=*}
-      read -r -a command <<< "${c#*=}"
-      program=0  # the first word that is not VAR=value
-      while [[ "${command[$program]}" == *=* ]]; do program=$((program + 1)); done
-      [ "${command[$program]}" = gpusort ] && command[$program]=$bin/gpusort
+      parse_case "$c"
       o=$work/out.bin
       start=$EPOCHREALTIME
       env "${command[@]}" --format "$format" --stats --verbose "$in" "$o" > "$work/run.log" 2>&1
       wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-      # gpusort exits once its output is in place; the child that gives back the rest ends
-      # before the next run starts, so that no run shares the machine with it.
-      while pgrep -f "^${command[$program]} " > /dev/null; do sleep 0.05; done
+      wait_for_child
       valid=-
       if [ "$round" = 1 ]; then
         valid=no
