@@ -12,8 +12,8 @@ io::output_sink& output_opener::open(std::uint64_t total_bytes) {
                                                std::to_string(total_bytes));
     return *sink_;
   }
-  // One mapping of the whole output serves the GPU and single-run strategies (and allows the
-  // prefault); the merges write windows.
+  // One mapping of the whole output serves the GPU and single-run strategies and the merges
+  // of spilled runs (and allows the prefault); the other merges write windows.
   const io::write_method method = plan_.mode == output_mode::direct ? io::write_method::direct
                                                                      : io::write_method::automatic;
   const bool whole = plan_.whole(total_bytes);

@@ -201,7 +201,8 @@ void probe_gpu(const sort_options& options, host_facts& facts,
 /// How the output is written (io::make_output_sink).
 enum class output_mode : std::uint8_t {
   mapped_whole,  ///< one mapping of the whole output: parallel stores, prefault possible
-  windows,       ///< a window per write (merges); io_uring where mapping is not possible
+  windows,       ///< a window per write (merges of runs in memory, --merge); io_uring where
+                 ///< mapping is not possible
   /// O_DIRECT writes past the page cache (--direct-io, or an output larger than the memory
   /// left to the page cache); buffered where the output or its filesystem does not allow it.
   direct,
@@ -246,7 +247,9 @@ struct output_plan {
  * within the host budget is mapped whole, and prefaulted when a GPU may sort it (the host's
  * cores idle meanwhile; without a GPU the CPU strategies write into the same pages). A stream
  * that a GPU may sort is opened when it ends and treated alike if it ended within the budget.
- * Else a single CPU run maps it whole and faults it in itself, and merges write windows.
+ * Else a single CPU run maps it whole and faults it in itself; a sort whose runs spill maps it
+ * whole and faults it in from the start, ahead of the merge, where the kernel's write-back
+ * threshold says how far; and the other merges write windows.
  */
 [[nodiscard]] output_plan plan_output(std::optional<std::uint64_t> input_bytes,
                                       const sort_options& options, const host_facts& facts);
