@@ -213,6 +213,8 @@ run_layout layout_for(std::optional<std::uint64_t> input_bytes, const sort_optio
 output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_options& options,
                         const host_facts& facts, const run_layout& layout) {
   const std::uint64_t budget = layout.budget_bytes;
+  // Every prefault takes half the threads (the GPU case below says why).
+  const unsigned prefault_threads = std::max(1u, thread_count(options, facts.cpus) / 2);
   output_plan out;
   out.background_bytes = facts.dirty_background_bytes;
   out.background_ratio = facts.dirty_background_ratio;
@@ -228,7 +230,7 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     // are faulted in meanwhile.
     out.mode = output_mode::mapped_whole;
     out.prefault = true;
-    out.prefault_threads = std::max(1u, thread_count(options, facts.cpus) / 2);
+    out.prefault_threads = prefault_threads;
     out.why = "the output fits the host budget: mapped whole and faulted in while the inputs "
               "are checked";
     return out;
@@ -241,7 +243,7 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     // the host budget: prefaulting an output larger than memory would only evict it again.
     out.mode = output_mode::mapped_whole;
     out.prefault = true;
-    out.prefault_threads = std::max(1u, thread_count(options, facts.cpus) / 2);
+    out.prefault_threads = prefault_threads;
     out.why = "the output fits the host budget and a GPU may sort it: mapped whole and " +
               std::string("faulted in on idle cores from the start");
     return out;
@@ -253,7 +255,7 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     // and the sort 2.17 s.
     out.whole_up_to = budget;
     out.prefault = true;
-    out.prefault_threads = std::max(1u, thread_count(options, facts.cpus) / 2);
+    out.prefault_threads = prefault_threads;
     out.why = "a stream's size is known when it ends: mapped whole then and faulted in while "
               "the GPU sorts, if it fits the host budget (" + format_bytes(budget) +
               "), else written in windows";
@@ -273,7 +275,7 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     // write-back threshold is unknown, so that nothing says how far ahead is safe.
     out.mode = output_mode::mapped_whole;
     out.prefault = out.prefault_ahead_beside_runs(*input_bytes) < *input_bytes;
-    out.prefault_threads = out.prefault ? std::max(1u, thread_count(options, facts.cpus) / 2) : 0;
+    out.prefault_threads = out.prefault ? prefault_threads : 0;
     out.why = out.prefault
                   ? "runs spilled: mapped whole and faulted in from the start, ahead of the merge"
                   : "runs spilled: mapped whole, each merge thread faulting in what it writes";

@@ -110,6 +110,22 @@ void check(CUresult e, const char* what) {
   }
 }
 
+/// A new file of `bytes` at `path` (replacing any), mapped shared and writable; exits on
+/// failure. `fd` receives its descriptor.
+std::byte* map_new_file(const char* path, std::size_t bytes, int& fd) {
+  fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    std::perror(path);
+    std::exit(1);
+  }
+  void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    std::perror("mmap");
+    std::exit(1);
+  }
+  return static_cast<std::byte*>(map);
+}
+
 struct contention_case {
   const char* name;
   bool pin;          ///< 13 runs of bytes/13 touched and registered on 4 threads
@@ -164,17 +180,7 @@ void contention(const contention_case& c, std::size_t bytes, const char* path, C
   int fd = -1;
   std::byte* map = nullptr;
   if (c.prefault) {
-    fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-      std::perror(path);
-      std::exit(1);
-    }
-    map = static_cast<std::byte*>(
-        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    if (map == MAP_FAILED) {
-      std::perror("mmap");
-      std::exit(1);
-    }
+    map = map_new_file(path, bytes, fd);
     std::atomic<std::size_t> next{0};
     const std::size_t window = std::size_t{64} << 20;
     std::atomic<int> faulting{8};
@@ -365,17 +371,8 @@ void file_mapping(const char* in_path, const char* out_path) {
     unregister_blocks(src, bytes);
   }
   // A writable shared mapping of a new file: the output's page cache.
-  const int out = ::open(out_path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-  if (out < 0 || ::ftruncate(out, static_cast<off_t>(bytes)) != 0) {
-    std::perror(out_path);
-    std::exit(1);
-  }
-  auto* dst = static_cast<std::byte*>(
-      ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, out, 0));
-  if (dst == MAP_FAILED) {
-    std::perror("mmap OUT");
-    std::exit(1);
-  }
+  int out = -1;
+  std::byte* dst = map_new_file(out_path, bytes, out);
   auto t0 = std::chrono::steady_clock::now();
   if (::madvise(dst, bytes, MADV_POPULATE_WRITE) != 0) std::perror("MADV_POPULATE_WRITE");
   report("prefault-out", 1, seconds_since(t0));
@@ -463,22 +460,10 @@ int main(int argc, char** argv) {
       cudaStream_t stream;
       check(cudaStreamCreate(&stream), "cudaStreamCreate");
       void* device = nullptr;
-      const std::size_t slot = 4 * gib;
-      check(cudaMalloc(&device, slot), "cudaMalloc");
-      const std::size_t piece = std::size_t{32} << 20;
-      for (const cudaMemcpyKind kind : {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost}) {
-        t0 = std::chrono::steady_clock::now();
-        for (std::size_t off = 0; off < bytes; off += piece) {
-          std::byte* host = memory.data() + off;
-          std::byte* dev = static_cast<std::byte*>(device) + off % slot;
-          check(kind == cudaMemcpyHostToDevice
-                    ? cudaMemcpyAsync(dev, host, piece, kind, stream)
-                    : cudaMemcpyAsync(host, dev, piece, kind, stream),
-                "cudaMemcpyAsync");
-        }
-        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-        report(kind == cudaMemcpyHostToDevice ? "h2d-32MiB" : "d2h-32MiB", 1, seconds_since(t0));
-      }
+      check(cudaMalloc(&device, 4 * gib), "cudaMalloc");
+      for (const cudaMemcpyKind kind : {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost})
+        report(kind == cudaMemcpyHostToDevice ? "h2d-32MiB" : "d2h-32MiB", 1,
+               copy_pieces(memory.data(), bytes, kind, device, stream));
       check(cudaFree(device), "cudaFree");
       check(cudaStreamDestroy(stream), "cudaStreamDestroy");
     }
