@@ -50,6 +50,7 @@ void gpu_output_writer::piece_done(std::uint64_t run, std::uint64_t offset,
       writes_.run([this, at, piece] {
         const staging_release guard{staging(), piece.data()};
         sink_->write(at, piece);
+        note_written(at, piece.size());
       });
     });
     return;
@@ -59,6 +60,24 @@ void gpu_output_writer::piece_done(std::uint64_t run, std::uint64_t offset,
     const staging_release guard{staging(), piece.data()};
     arena_.execute([&] { sink_->write(at, piece); });  // the sink records the "write" track
   });
+}
+
+void gpu_output_writer::note_written(std::uint64_t at, std::uint64_t bytes) {
+  std::uint64_t front = 0;
+  {
+    std::lock_guard lock(front_mutex_);
+    if (at != front_) {
+      written_beyond_.emplace(at, at + bytes);
+      return;
+    }
+    front_ = at + bytes;
+    for (auto next = written_beyond_.begin();
+         next != written_beyond_.end() && next->first == front_;
+         next = written_beyond_.erase(next))
+      front_ = next->second;
+    front = front_;
+  }
+  sink_->written_through(front);
 }
 
 void gpu_output_writer::run_done(std::uint64_t, std::uint64_t records) { records_ += records; }

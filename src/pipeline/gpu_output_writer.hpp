@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "core/ordered_worker.hpp"
@@ -55,6 +57,10 @@ class gpu_output_writer final : public gpu::run_sink {
 
  private:
   staging_pool& staging() { return *staging_.get(); }
+  /// Notes that [at, at + bytes) is written, and tells the sink how far the output is written
+  /// without a gap from its start (output_sink::written_through: a prefault held back behind
+  /// the writes, as beside spilled runs, moves on).
+  void note_written(std::uint64_t at, std::uint64_t bytes);
 
   staging_future staging_;
   const std::function<io::output_sink&(std::uint64_t)>& open_sink_;
@@ -64,6 +70,9 @@ class gpu_output_writer final : public gpu::run_sink {
   std::function<std::uint64_t(std::uint64_t)> place_;
   io::output_sink* sink_ = nullptr;
   std::atomic<std::uint64_t> records_{0};
+  std::mutex front_mutex_;
+  std::map<std::uint64_t, std::uint64_t> written_beyond_;  // start -> end, past the front
+  std::uint64_t front_ = 0;       // written without a gap from the output's start
   tbb::task_group writes_;        // concurrent writes into a mapped output
   detail::ordered_worker worker_;  // in-order writes into a stream; last: joined first
 };

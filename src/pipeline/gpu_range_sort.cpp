@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/each_until_failure.hpp"
+#include "core/ordered_worker.hpp"
 #include "core/trace.hpp"
 #include "cpu/multiway_merge.hpp"
 #include "gpu/run_former.hpp"
@@ -93,10 +94,24 @@ class range_feeder {
 struct range_pass {
   const run_store& store;
   std::vector<cpu::run_view> views;
+  /// Spilled runs' mappings (nothing for resident runs): views[j] points into mappings[j].
+  std::vector<std::optional<io::file_view>> mappings;
   std::vector<std::vector<std::uint64_t>> cuts;  // cuts[r][j]: records of run j before range r
   bool all_pinned = true;
+  bool any_mapped = false;
   std::uint64_t total = 0;
   std::uint32_t record_size = 0;
+
+  /// Asks the kernel to read range r's pieces of the spilled runs in the background (a lookup
+  /// per page where they are cached): a piece not in the page cache would otherwise be read
+  /// page by page as the stage-in copy faults it in.
+  void read_ahead(std::uint64_t r) const {
+    if (r + 1 >= cuts.size()) return;
+    for (std::size_t j = 0; j < mappings.size(); ++j)
+      if (mappings[j])
+        mappings[j]->will_need(cuts[r][j] * record_size,
+                               (cuts[r + 1][j] - cuts[r][j]) * record_size);
+  }
 };
 
 /// One GPU's part of the pass: its staging, the writer its ranges go out through and its run
@@ -156,6 +171,9 @@ class range_lane {
     writer_->set_run_places(ranges.chunk_records() * record_size,
                             [this](std::uint64_t run) { return taker_->taken(run); });
     std::uint64_t records = 0;
+    // The read-ahead of spilled runs runs one range ahead of the copies, off this thread.
+    detail::ordered_worker ahead;
+    bool first = true;
     try {
       range_feeder feeder(*former_, staging_in_.get(), piece_bytes_, arena_, trace_);
       for (;;) {
@@ -164,6 +182,11 @@ class range_lane {
         const std::optional<std::uint64_t> taken = taker_->take();
         if (!taken) break;
         const std::uint64_t r = *taken;
+        if (pass_.any_mapped) {
+          if (first) pass_.read_ahead(r);
+          ahead.push([this, r] { pass_.read_ahead(r + 1); });
+          first = false;
+        }
         records += (ranges.last_byte(r) - ranges.first_byte(r)) / record_size;
         for (std::size_t j = 0; j < pass_.views.size(); ++j) {
           const std::uint64_t from = pass_.cuts[r][j];
@@ -217,11 +240,15 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
                   "sort_ranges_on_gpu: " + describe(format) + " is not sorted directly on a GPU");
   GPUSORT_EXPECTS(!devices.empty(), "sort_ranges_on_gpu: no device");
   GPUSORT_EXPECTS(store.total_records() > 0, "sort_ranges_on_gpu: no records");
-  range_pass pass{store, {}, {}, true, store.total_records(), format.record_size};
+  range_pass pass{store, {}, {}, {}, true, false, store.total_records(), format.record_size};
   for (const sorted_run& run : store.runs()) {
-    GPUSORT_EXPECTS(run.resident(), "sort_ranges_on_gpu: a run was spilled");
-    pass.views.push_back({run.memory.data(), run.records});
+    std::optional<io::file_view> mapped = map_spilled(run);
+    GPUSORT_EXPECTS(run.resident() || mapped,
+                    "sort_ranges_on_gpu: a spilled run that cannot be mapped");
+    pass.views.push_back({mapped ? mapped->data() : run.memory.data(), run.records});
     pass.all_pinned = pass.all_pinned && run.pin != nullptr;
+    pass.any_mapped = pass.any_mapped || mapped.has_value();
+    pass.mappings.push_back(std::move(mapped));
   }
 
   // The first GPU's chunk decides the ranges; where it holds them all, it sorts alone.

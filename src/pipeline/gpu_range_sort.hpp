@@ -28,8 +28,10 @@ namespace gpusort::pipeline {
  * stream); else the GPUs sort at once, each taking the next range from one queue as it is
  * done with its last (a faster GPU takes more), every range one chunk of the smallest any of
  * them holds. The first GPU to fail stops the others; its error is rethrown.
- * - Requires resident runs in input order and a format the GPU sorts directly
- *   (gpu::supports_format); the runs stay untouched.
+ * - Requires runs in input order and a format the GPU sorts directly (gpu::supports_format);
+ *   the runs stay untouched. A run spilled through the page cache is read through a mapping
+ *   (map_spilled), each range's pieces asked for one range ahead (read-ahead where they left
+ *   the cache); one spilled with O_DIRECT is refused.
  * - Stable: a range holds, for equal keys, the records of lower runs first (cpu::select_cuts),
  *   concatenated in run order and sorted stably.
  * - Host-side copies run in `arena`.

@@ -219,26 +219,6 @@ void append_run_range(const sorted_run& run, std::uint64_t from, std::span<std::
   }
 }
 
-/// The pieces of spilled `run`, for a mapping.
-std::vector<io::file_piece> file_pieces(const sorted_run& run) {
-  std::vector<io::file_piece> pieces;
-  for (const spill_range& p : run.pieces) pieces.push_back({&p.file->fd, p.offset, p.bytes});
-  return pieces;
-}
-
-/// A mapping of `run` when it spilled through the page cache, else nothing: O_DIRECT runs,
-/// pieces off page boundaries, and files that refuse to be mapped are read in windows.
-std::optional<io::file_view> map_spilled(const sorted_run& run) {
-  if (run.resident() || run.direct()) return std::nullopt;
-  const std::vector<io::file_piece> pieces = file_pieces(run);
-  if (!io::file_view::fits(pieces)) return std::nullopt;
-  try {
-    return io::file_view(pieces);
-  } catch (const error&) {  // e.g. ENODEV: a filesystem without mmap
-    return std::nullopt;
-  }
-}
-
 /**
  * Presents one run to the merge in windows of W records.
  * - A resident run is viewed directly.

@@ -292,9 +292,21 @@ std::string gpu_ranges_unfit(std::optional<std::uint64_t> input_bytes,
   if (!gpu.sorts_records)
     return describe(options.format) + " goes to the GPU as (key, index) items, which a range "
            "sort cannot place";
-  if (input_bytes && *input_bytes > plan.budget_bytes)
-    return "its runs spill past the host budget of " + format_bytes(plan.budget_bytes);
+  if (input_bytes && *input_bytes > plan.budget_bytes && plan.bypass_page_cache)
+    return "its runs spill past the host budget of " + format_bytes(plan.budget_bytes) +
+           " with O_DIRECT, and a range sort reads runs through mappings of the page cache";
   return {};
+}
+
+/// Why the host merge is chosen for runs that spill ("" when they do not). Both read the
+/// spilled runs from the page cache and write the output beside their dirty pages, which the
+/// kernel's dirty-page limit throttles either way: 16 GiB of u64 with -S 4G and --gpu-memory
+/// 2G on the H200 machine took 5.7-8.9 s (median 6.58) merged on the host and 5.9-8.3 s
+/// (6.33) sorted again by key range (tools/bench/results/2026-11-29-h200-spilled-ranges).
+std::string gpu_ranges_spilled(std::optional<std::uint64_t> input_bytes, const sort_plan& plan) {
+  if (!input_bytes || *input_bytes <= plan.budget_bytes) return {};
+  return "its runs spill past the host budget of " + format_bytes(plan.budget_bytes) +
+         ", where the range sort measured no faster (--merge-on gpu to insist)";
 }
 
 /// The kernel's dirty-page limit while runs of `input_bytes` sit in anonymous memory, which
@@ -480,6 +492,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
       GPUSORT_EXPECTS(options.merge != merge_location::gpu || ranges_unfit.empty(),
                       "--merge-on gpu: " + ranges_unfit);
       if (ranges_unfit.empty() && options.merge == merge_location::automatic)
+        ranges_unfit = gpu_ranges_spilled(input_bytes, plan);
+      if (ranges_unfit.empty() && options.merge == merge_location::automatic)
         ranges_unfit = gpu_ranges_throttled(input_bytes, facts, plan);
       if (ranges_unfit.empty() && options.merge == merge_location::automatic)
         ranges_unfit = gpu_ranges_few_runs(input_bytes, options, gpu, plan.sort_devices.size());
@@ -500,9 +514,14 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                                 ? "; the " + std::to_string(plan.sort_devices.size()) +
                                       " GPUs take the ranges from one queue"
                                 : std::string()) +
-                           (input_bytes ? std::string()
-                                        : "; should the stream's runs spill, they are merged on "
-                                          "the host"));
+                           (input_bytes && *input_bytes > plan.budget_bytes
+                                ? "; runs past the host budget spill, and are read back "
+                                  "through mappings of the page cache"
+                                : std::string()) +
+                           (input_bytes || options.merge == merge_location::gpu
+                                ? std::string()
+                                : "; should the stream's runs spill, they are merged on the "
+                                  "host"));
       }
     }
     // GPU runs need no host scratch: they stay in memory while they fit the whole budget. An

@@ -25,6 +25,18 @@ void sorted_run::release() noexcept {
   *this = sorted_run{};
 }
 
+std::optional<io::file_view> map_spilled(const sorted_run& run) {
+  if (run.resident() || run.direct()) return std::nullopt;
+  std::vector<io::file_piece> pieces;
+  for (const spill_range& p : run.pieces) pieces.push_back({&p.file->fd, p.offset, p.bytes});
+  if (!io::file_view::fits(pieces)) return std::nullopt;
+  try {
+    return io::file_view(pieces);
+  } catch (const error&) {  // e.g. ENODEV: a filesystem without mmap
+    return std::nullopt;
+  }
+}
+
 void release_ranges(std::span<const spill_range> ranges) noexcept {
   std::vector<const spill_file*> files;
   for (const spill_range& r : ranges)

@@ -14,6 +14,7 @@
 #include "core/host_buffer.hpp"
 #include "io/direct_io.hpp"
 #include "io/file_descriptor.hpp"
+#include "io/file_view.hpp"
 #include "io/uring.hpp"
 #include "pipeline/pipeline_config.hpp"
 
@@ -70,6 +71,10 @@ struct sorted_run {
   /// Gives a spilled run's disk space back (best effort) and empties the run.
   void release() noexcept;
 };
+
+/// A read-only mapping of `run` when it spilled through the page cache, else nothing: resident
+/// and O_DIRECT runs, pieces off page boundaries, and files that refuse to be mapped (ENODEV).
+[[nodiscard]] std::optional<io::file_view> map_spilled(const sorted_run& run);
 
 /// How runs spilled through the page cache are cut into stripes (tests cut them small).
 struct spill_striping {

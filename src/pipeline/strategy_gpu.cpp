@@ -2,6 +2,7 @@
 // straight into the output when the input is one chunk; else kept as runs (formed by every
 // GPU of the plan, each from its share of the input), which are either merged on the host or
 // cut into key ranges that the GPUs sort again into the output.
+#include <algorithm>
 #include <cstdint>
 #include <future>
 #include <optional>
@@ -22,7 +23,12 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   // memory free), not each into as large a chunk as its own memory holds.
   if (config.devices.size() > 1) config.max_chunk_records = plan.gpu_chunk_records;
   // Runs that go back to the GPU are page-locked as they form: no staging copy either way.
-  if (plan.how == strategy::gpu_ranges) config.pin_chunk_records = plan.gpu_chunk_records;
+  // (Not where they spill: a run that spills loses its lock, and pinning costs about as much
+  // as the staging copy it saves.)
+  const std::optional<std::uint64_t> input_size = ctx.input.known_size();
+  if (plan.how == strategy::gpu_ranges &&
+      (!input_size || *input_size <= plan.layout.resident_bytes))
+    config.pin_chunk_records = plan.gpu_chunk_records;
   const auto open_output = [&](std::uint64_t total) -> io::output_sink& {
     return ctx.output.open(total);
   };
@@ -30,11 +36,11 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   // stays within the kernel's write-back threshold (output_plan::prefault_ahead_beside_runs).
   // A file's output faults in from the start; a stream's opens when the stream ends.
   const auto keep_prefault_beside_runs = [&](std::uint64_t bytes) {
-    if (plan.how == strategy::gpu_runs)
+    if (plan.how == strategy::gpu_runs ||
+        (plan.how == strategy::gpu_ranges && bytes > plan.layout.resident_bytes))
       ctx.output.limit_prefault(plan.output.prefault_ahead_beside_runs(bytes));
   };
-  if (const std::optional<std::uint64_t> size = ctx.input.known_size())
-    keep_prefault_beside_runs(*size);
+  if (input_size) keep_prefault_beside_runs(*input_size);
   gpu_run_result r =
       form_runs_on_gpu(ctx.input, ctx.options, config, runs, open_output, ctx.arena, ctx.trace);
   if (!r.wrote_output && !ctx.input.known_size())
@@ -49,12 +55,20 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
     ctx.output.open(r.records * ctx.options.format.record_size).finish();
     return result;
   }
-  if (plan.how == strategy::gpu_ranges && runs.runs().size() > 1 && !runs.any_spilled()) {
+  // The range pass reads spilled runs through mappings of the page cache (not those spilled
+  // with O_DIRECT, which the host merge reads in windows), where --merge-on gpu asks for it.
+  const bool ranges_read_all =
+      !runs.any_spilled() ||
+      (ctx.options.merge == merge_location::gpu &&
+       std::all_of(runs.runs().begin(), runs.runs().end(),
+                   [](const sorted_run& run) { return run.resident() || map_spilled(run); }));
+  if (plan.how == strategy::gpu_ranges && runs.runs().size() > 1 && ranges_read_all) {
     // The range pass takes the devices' memory again.
     for (std::future<void>& t : r.teardowns) t.get();
     result.ran = strategy::gpu_ranges;
     result.records = runs.total_records();
     result.runs = runs.runs().size();
+    result.spilled = runs.any_spilled();
     sort_ranges_on_gpu(runs, ctx.options, config.devices, open_output, ctx.arena, ctx.trace);
     result.releasing = runs.release_in_background();
     ctx.output.open(result.records * ctx.options.format.record_size).finish();

@@ -209,6 +209,14 @@ TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {
   const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
   EXPECT_GE(stats.runs, 8u);
   EXPECT_TRUE(stats.spilled);
+  EXPECT_EQ(stats.strategy, "gpu-runs");
+  EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+  // --merge-on gpu: the spilled runs are read through mappings and sorted again by key range.
+  o.merge = merge_location::gpu;
+  const sort_stats ranges = sort_file({dir.file("in")}, dir.file("out"), o);
+  EXPECT_EQ(ranges.strategy, "gpu-ranges");
+  EXPECT_TRUE(ranges.spilled);
+  EXPECT_EQ(ranges.runs, stats.runs);
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
 }
 

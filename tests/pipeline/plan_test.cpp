@@ -148,8 +148,15 @@ TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheyWouldSpill) {
   const sort_plan plan = make_plan(40 * GiB, u64_options(16 * GiB), gpu_host(GiB));
   EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
   EXPECT_NE(why(plan).find("spill past the host budget"), std::string::npos) << why(plan);
+  // --merge-on gpu sorts key ranges of the spilled runs, read through mappings; not where
+  // they spill with O_DIRECT (an input larger than the memory left to the page cache).
   sort_options o = u64_options(16 * GiB);
   o.merge = merge_location::gpu;
+  const sort_plan insisted = make_plan(40 * GiB, o, gpu_host(GiB));
+  EXPECT_EQ(insisted.how, strategy::gpu_ranges) << why(insisted);
+  EXPECT_NE(why(insisted).find("read back through mappings"), std::string::npos)
+      << why(insisted);
+  o.direct = direct_io::always;
   EXPECT_THROW(static_cast<void>(make_plan(40 * GiB, o, gpu_host(GiB))), error);
 }
 
