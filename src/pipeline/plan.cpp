@@ -219,6 +219,12 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
   out.background_bytes = facts.dirty_background_bytes;
   out.background_ratio = facts.dirty_background_ratio;
   out.usable_memory = facts.usable_memory;
+  if (facts.output_in_place) {
+    out.in_place = true;
+    out.why = "the output is written in place (a pipe, a device or standard output): in "
+              "order, never mapped";
+    return out;
+  }
   if (std::string direct = direct_io_reason(input_bytes, options, facts, budget);
       !direct.empty()) {
     out.mode = output_mode::direct;
@@ -557,7 +563,12 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
   else if (!facts.gpu_allowed)
     plan.why.push_back("--devices none, --algorithm cpu or a build without CUDA: sorting on "
                        "the CPU");
-  if (input_bytes && *input_bytes > 0 && plan.layout.single_run) {
+  if (input_bytes && *input_bytes > 0 && plan.layout.single_run && facts.output_in_place) {
+    // (cpu_one_run sorts into the output mapping, which an output written in place lacks.)
+    plan.how = strategy::cpu_runs;
+    plan.why.push_back(size_words + " and its sort fit the host budget: one run, sorted in " +
+                       "memory and written out in order");
+  } else if (input_bytes && *input_bytes > 0 && plan.layout.single_run) {
     plan.how = strategy::cpu_one_run;
     plan.why.push_back(size_words + " and its sort fit the host budget: one run, sorted " +
                        "from the input into the output mapping");
@@ -595,7 +606,8 @@ std::string sort_plan::describe(const record_format& format) const {
     s += device ? "budget " + format_bytes(budget_bytes) + ", merge fan-in " +
                       std::to_string(layout.merge_fanin)
                 : layout.describe(format);
-  s += output.mode == output_mode::mapped_whole ? "; output mapped whole"
+  s += output.in_place                          ? "; output written in place"
+       : output.mode == output_mode::mapped_whole ? "; output mapped whole"
        : output.mode == output_mode::direct     ? "; output written with O_DIRECT"
        : output.whole_up_to > 0 ? "; output mapped whole once the stream ends within " +
                                       format_bytes(output.whole_up_to) + ", else in windows"

@@ -92,6 +92,9 @@ struct host_facts {
   /// vm.dirty_background_ratio percent of the same memory); both 0 when unknown.
   std::uint64_t dirty_background_bytes = 0;
   unsigned dirty_background_ratio = 0;
+  /// The output is written in place, in order or at offsets from where it stood (a pipe, a
+  /// device, standard output): never mapped, never prefaulted.
+  bool output_in_place = false;
   bool gpu_allowed = false;  ///< built with CUDA, and the options do not rule a GPU out
   std::optional<gpu_facts> gpu;  ///< the GPU to sort on; none when there is none to use
   std::string gpu_note;  ///< why there is none ("no usable CUDA device"), or a note on the one
@@ -210,6 +213,8 @@ enum class output_mode : std::uint8_t {
 
 struct output_plan {
   output_mode mode = output_mode::windows;
+  /// Written in place (host_facts::output_in_place): windows of it go out in order.
+  bool in_place = false;
   /// A stream (size unknown until it ends): mapped whole after all, and prefaulted where
   /// `prefault` says, when its size turns out to be at most this many bytes; 0: never.
   std::uint64_t whole_up_to = 0;

@@ -110,6 +110,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
             })
           : pipeline::key_spread::unknown;
   pipeline::host_facts facts = pipeline::probe_host(options, input.known_size(), spread);
+  facts.output_in_place = !out.is_private_file();
   pipeline::strategy_result result;
   std::string backend;
   // --unique: our own temporary file is compacted after the sort; an output written in place

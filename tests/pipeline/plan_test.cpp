@@ -241,6 +241,28 @@ TEST(MakePlan, GpuRunsThatSpillPrefaultTheOutputOnlyAheadOfTheMerge) {
   EXPECT_EQ(plan.output.prefault_ahead_beside_runs(40 * GiB), 88 * GiB / 100 * 10 / 4 * 3);
 }
 
+TEST(MakePlan, AnOutputWrittenInPlaceIsNeverMappedNorPrefaulted) {
+  // A pipe, a device or standard output: whatever the input and the backend.
+  for (host_facts facts : {gpu_host(GiB), cpu_host()}) {
+    facts.output_in_place = true;
+    for (const std::optional<std::uint64_t> size :
+         {std::optional<std::uint64_t>{GiB}, std::optional<std::uint64_t>{200 * GiB},
+          std::optional<std::uint64_t>{}}) {
+      const sort_plan plan = make_plan(size, u64_options(), facts);
+      EXPECT_TRUE(plan.output.in_place);
+      EXPECT_EQ(plan.output.mode, output_mode::windows);
+      EXPECT_FALSE(plan.output.prefault);
+      EXPECT_FALSE(plan.output.whole(GiB));
+      const std::string text = plan.describe(u64_options().format);
+      EXPECT_NE(text.find("; output written in place"), std::string::npos) << text;
+      EXPECT_EQ(text.find("mapped whole"), std::string::npos) << text;
+      EXPECT_EQ(text.find("faulted in"), std::string::npos) << text;
+      // One CPU run is sorted in memory and written out, not sorted into a mapping.
+      EXPECT_NE(plan.how, strategy::cpu_one_run) << text;
+    }
+  }
+}
+
 TEST(MakePlan, GpuStreamFormsRunsSortedAgainByRange) {
   const sort_plan plan = make_plan(std::nullopt, u64_options(), gpu_host(GiB));
   EXPECT_EQ(plan.how, strategy::gpu_ranges);
