@@ -211,9 +211,6 @@ class range_lane {
                     "sort_ranges_on_gpu: " + std::to_string(writer_->records()) + " of " +
                         std::to_string(records) + " records came back from GPU " +
                         std::to_string(device_));
-    trace_recorder::scope timer(trace_, "GPU teardown");
-    former_.reset();
-    staging_in_.reset();
   }
 
  private:
@@ -231,7 +228,7 @@ class range_lane {
 
 }  // namespace
 
-std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
+range_sort_result sort_ranges_on_gpu(run_store& store, const sort_options& options,
                                  const std::vector<int>& devices,
                                  const std::function<io::output_sink&(std::uint64_t)>& open_sink,
                                  tbb::task_arena& arena, trace_recorder* trace) {
@@ -307,7 +304,10 @@ std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
   detail::each_until_failure(g, [&](std::size_t i, const std::atomic<bool>& stop) {
     lanes[i]->sort(queue, stop);
   });
-  return ranges;
+  // Every range is in the output: tearing the lanes down (freeing device memory, unlocking
+  // the staging: 20-30 ms for 16 GiB on the H200 machine) waits until it is in place.
+  return {ranges,
+          std::make_shared<std::vector<std::unique_ptr<range_lane>>>(std::move(lanes))};
 }
 
 }  // namespace gpusort::pipeline

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "gpusort/options.hpp"
@@ -35,10 +36,16 @@ namespace gpusort::pipeline {
  * - Stable: a range holds, for equal keys, the records of lower runs first (cpu::select_cuts),
  *   concatenated in run order and sorted stably.
  * - Host-side copies run in `arena`.
- * Returns the number of key ranges.
+ * Returns the number of key ranges, and what the GPUs are done with (their formers' device
+ * memory and streams, the page-locked staging) for the caller to let go of after the commit,
+ * as strategy gpu_one_chunk does.
  * @throw gpusort::cuda_error, gpusort::error
  */
-std::uint64_t sort_ranges_on_gpu(run_store& store, const sort_options& options,
+struct range_sort_result {
+  std::uint64_t ranges = 0;
+  std::shared_ptr<void> leftovers;
+};
+range_sort_result sort_ranges_on_gpu(run_store& store, const sort_options& options,
                                  const std::vector<int>& devices,
                                  const std::function<io::output_sink&(std::uint64_t)>& open_sink,
                                  tbb::task_arena& arena, trace_recorder* trace);

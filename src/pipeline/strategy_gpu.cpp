@@ -69,7 +69,9 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
     result.records = runs.total_records();
     result.runs = runs.runs().size();
     result.spilled = runs.any_spilled();
-    sort_ranges_on_gpu(runs, ctx.options, config.devices, open_output, ctx.arena, ctx.trace);
+    range_sort_result sorted =
+        sort_ranges_on_gpu(runs, ctx.options, config.devices, open_output, ctx.arena, ctx.trace);
+    result.release_after_commit.push_back(std::move(sorted.leftovers));
     result.releasing = runs.release_in_background();
     ctx.output.open(result.records * ctx.options.format.record_size).finish();
     return result;

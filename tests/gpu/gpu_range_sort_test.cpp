@@ -126,7 +126,7 @@ TEST_F(GpuRangeSort, RangesOfEveryKeyTypeAndRunCountSortStably) {
             };
             std::uint64_t ranges = 0;
             arena.execute([&] {
-              ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr);
+              ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr).ranges;
             });
             ASSERT_TRUE(sink);
             sink->finish();
@@ -169,8 +169,9 @@ TEST_F(GpuRangeSort, SpilledRunsAreReadThroughMappings) {
         return *sink;
       };
       std::uint64_t ranges = 0;
-      arena.execute(
-          [&] { ranges = sort_ranges_on_gpu(store, o, {0}, open_sink, arena, nullptr); });
+      arena.execute([&] {
+        ranges = sort_ranges_on_gpu(store, o, {0}, open_sink, arena, nullptr).ranges;
+      });
       ASSERT_TRUE(sink);
       sink->finish();
       out.commit(false, data.size());

@@ -187,7 +187,9 @@ TEST_F(GpuRunFormation, PinnedSharesSortAgainByRange) {
     return *sink;
   };
   std::uint64_t ranges = 0;
-  arena.execute([&] { ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr); });
+  arena.execute([&] {
+    ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr).ranges;
+  });
   EXPECT_GE(ranges, 2u) << "both GPUs take ranges";
   ASSERT_TRUE(sink);
   sink->finish();
