@@ -2,6 +2,7 @@
 // large a chunk each of them holds.
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "core/each_until_failure.hpp"
 #include "core/parse_size.hpp"
@@ -84,10 +85,11 @@ std::optional<gpu_facts> find_gpu(const sort_options& options,
   // less.
   const std::uint64_t items = input_bytes ? *input_bytes / options.format.record_size : 0;
   std::string unopened;
+  std::optional<gpu::device_info> first_queried;  // not asked again below
   if (devices.size() > 1 &&
       (!input_bytes ||
        gpu::may_hold_chunk(config, gpu::describe_device(devices.front()).total_bytes, items))) {
-    const gpu::device_info first = gpu::query_device(devices.front());
+    const gpu::device_info& first = first_queried.emplace(gpu::query_device(devices.front()));
     if (!input_bytes || items <= chunk_on(first)) {
       const std::vector<int> others(devices.begin() + 1, devices.end());
       unopened = (input_bytes ? "one chunk of " + format_bytes(*input_bytes) : "a stream") +
@@ -102,7 +104,7 @@ std::optional<gpu_facts> find_gpu(const sort_options& options,
   // 16 GiB; 0.05 s for the first GPU, opened here).
   std::vector<gpu::device_info> infos(devices.size());
   detail::each_until_failure(devices.size(), [&](std::size_t i, const std::atomic<bool>&) {
-    infos[i] = gpu::query_device(devices[i]);
+    infos[i] = i == 0 && first_queried ? *first_queried : gpu::query_device(devices[i]);
   });
   least_budget = ~std::uint64_t{0};  // counted again below, over the GPUs opened
   // An input of one chunk goes to the first GPU; shares are cut into chunks that the GPU with
