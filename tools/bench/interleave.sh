@@ -11,6 +11,8 @@
 # (default 3G 8G 16G); REPEAT (3) rounds; FORMAT (u64) and DIST (uniform) of the files;
 # WARMUP (0) untimed runs of the first case before the first round: a fresh host's first
 # sorts ran 1.4-2.8x slower in every stage (tools/bench/results/2026-11-29-h200-spill-merge).
+# FLOOR=1: the I/O floor of each file after its rounds (gpusort-iofloor, in the package), into
+# $OUT/NAME-floor.txt.
 # Example (tools/bench/results/2026-11-27-h200x2-queue): an older build against this one,
 # CASES="before=/tmp/gpusort-before|auto=gpusort|device0=gpusort --devices 0".
 set -u -o pipefail
@@ -74,5 +76,14 @@ for size in "${sizes[@]}"; do
       echo "$size,$name,$round,$wall,$valid" | tee -a "$out/$report.csv"
     done
   done
+  if [ "${FLOOR:-0}" = 1 ]; then
+    # The I/O floor of the same file, after the rounds: io_uring reads into memory, then
+    # gpusort's mapped sink, end to end (tools/bench/results/2026-11-29-h200-status).
+    { echo "### $size I/O floor"
+      "$bin/gpusort-iofloor" --repeat 3 --read uring-threads --write mmap-sink "$in" \
+        "$work/floor-out.bin" 2>&1 | tail -n 2; } >> "$out/$report-floor.txt"
+    rm -f "$work/floor-out.bin"
+    [ "${SYNC:-1}" = 0 ] || sync
+  fi
   rm -f "$in"
 done
