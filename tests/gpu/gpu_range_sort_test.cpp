@@ -14,10 +14,10 @@
 #include "gpu/run_former.hpp"
 #include "gpu_test_support.hpp"
 #include "gpusort/error.hpp"
-#include "io/output_file.hpp"
 #include "io/output_sink.hpp"
 #include "pipeline/gpu_range_sort.hpp"
 #include "pipeline/run_store.hpp"
+#include "range_sort_support.hpp"
 #include "test_support.hpp"
 
 namespace gpusort::pipeline {
@@ -111,26 +111,8 @@ TEST_F(GpuRangeSort, RangesOfEveryKeyTypeAndRunCountSortStably) {
                             few_keys ? pinning::all : pinning::even_runs);
             ASSERT_EQ(store.runs().size(), runs);
 
-            sort_options o;
-            o.format = f;
-            o.descending = descending;
-            o.gpu_memory_bytes = std::uint64_t{6} << 20;  // chunks far smaller than the input
-            io::output_file out(dir.file("out"));
-            std::unique_ptr<io::output_sink> sink;
-            const auto open_sink = [&](std::uint64_t bytes) -> io::output_sink& {
-              EXPECT_EQ(bytes, data.size());
-              if (!sink)
-                sink = io::make_output_sink(out, bytes, method, nullptr,
-                                            method == io::write_method::mmap);
-              return *sink;
-            };
-            std::uint64_t ranges = 0;
-            arena.execute([&] {
-              ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr).ranges;
-            });
-            ASSERT_TRUE(sink);
-            sink->finish();
-            out.commit(false, data.size());
+            const std::uint64_t ranges = test::sort_ranges_into_file(
+                store, f, descending, devices, dir.file("out"), method, arena);
             EXPECT_GE(ranges, 2u) << "the budget holds a fraction of the input per chunk";
             EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
           }
@@ -159,22 +141,8 @@ TEST_F(GpuRangeSort, SpilledRunsAreReadThroughMappings) {
       add_sorted_runs(store, data, f, false, runs, pinning::even_runs);
       ASSERT_TRUE(store.any_spilled());
       ASSERT_TRUE(store.runs().front().resident());
-      sort_options o;
-      o.format = f;
-      o.gpu_memory_bytes = std::uint64_t{6} << 20;
-      io::output_file out(dir.file("out"));
-      std::unique_ptr<io::output_sink> sink;
-      const auto open_sink = [&](std::uint64_t bytes) -> io::output_sink& {
-        if (!sink) sink = io::make_output_sink(out, bytes, io::write_method::mmap, nullptr, true);
-        return *sink;
-      };
-      std::uint64_t ranges = 0;
-      arena.execute([&] {
-        ranges = sort_ranges_on_gpu(store, o, {0}, open_sink, arena, nullptr).ranges;
-      });
-      ASSERT_TRUE(sink);
-      sink->finish();
-      out.commit(false, data.size());
+      const std::uint64_t ranges = test::sort_ranges_into_file(
+          store, f, false, {0}, dir.file("out"), io::write_method::mmap, arena);
       EXPECT_GE(ranges, 2u);
       EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
     }

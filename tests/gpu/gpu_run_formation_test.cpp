@@ -22,6 +22,7 @@
 #include "pipeline/gpu_run_formation.hpp"
 #include "pipeline/merge_runs.hpp"
 #include "pipeline/run_store.hpp"
+#include "range_sort_support.hpp"
 #include "test_support.hpp"
 
 namespace gpusort::pipeline {
@@ -177,23 +178,9 @@ TEST_F(GpuRunFormation, PinnedSharesSortAgainByRange) {
   for (const sorted_run& run : store.runs()) pinned += run.pin != nullptr ? 1 : 0;
   EXPECT_EQ(pinned, store.runs().size()) << "every share's runs came back page-locked";
 
-  sort_options o;
-  o.format = f;
-  o.gpu_memory_bytes = std::uint64_t{6} << 20;
-  io::output_file out(dir.file("out"));
-  std::unique_ptr<io::output_sink> sink;
-  const auto open_sink = [&](std::uint64_t bytes) -> io::output_sink& {
-    if (!sink) sink = io::make_output_sink(out, bytes, io::write_method::mmap, nullptr, true);
-    return *sink;
-  };
-  std::uint64_t ranges = 0;
-  arena.execute([&] {
-    ranges = sort_ranges_on_gpu(store, o, devices, open_sink, arena, nullptr).ranges;
-  });
+  const std::uint64_t ranges = test::sort_ranges_into_file(
+      store, f, false, devices, dir.file("out"), io::write_method::mmap, arena);
   EXPECT_GE(ranges, 2u) << "both GPUs take ranges";
-  ASSERT_TRUE(sink);
-  sink->finish();
-  out.commit(false, data.size());
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
   store.release_in_background().get();
 }
