@@ -12,7 +12,9 @@
 # WARMUP (0) untimed runs of the first case before the first round: a fresh host's first
 # sorts ran 1.4-2.8x slower in every stage (tools/bench/results/2026-11-29-h200-spill-merge).
 # FLOOR=1: the I/O floor of each file after its rounds (gpusort-iofloor, in the package), into
-# $OUT/NAME-floor.txt.
+# $OUT/NAME-floor.txt. DIRTY=1: /proc/meminfo's Dirty and Writeback (kB) sampled every 0.25 s
+# with the run each sample falls in, into $OUT/NAME-dirty.txt: where the kernel's dirty-page
+# limit holds a sort back (tools/bench/results/2026-11-29-h200-spilled-ranges).
 # Example (tools/bench/results/2026-11-27-h200x2-queue): an older build against this one,
 # CASES="before=/tmp/gpusort-before|auto=gpusort|device0=gpusort --devices 0".
 set -u -o pipefail
@@ -28,6 +30,19 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(3G 8G 16G)
 IFS='|' read -r -a cases <<< "${CASES:?CASES: name=command entries separated by |}"
 echo "size,case,round,wall_s,valid" > "$out/$report.csv"
+sampler=
+if [ "${DIRTY:-0}" = 1 ]; then
+  echo "# seconds since the epoch, run (size case round, or - between runs), Dirty kB, Writeback kB" \
+    > "$out/$report-dirty.txt"
+  echo - > "$work/now-running"
+  ( while :; do
+      echo "$EPOCHREALTIME $(cat "$work/now-running" 2> /dev/null | tr ' ' _)" \
+        "$(awk '/^(Dirty|Writeback):/ { printf "%s ", $2 }' /proc/meminfo)"
+      sleep 0.25
+    done >> "$out/$report-dirty.txt" ) &
+  sampler=$!
+  trap 'kill $sampler 2> /dev/null' EXIT
+fi
 # Sets `command` (the words of case "name=command") and `program` (the index of its first word
 # that is not VAR=value, the package's gpusort where it says gpusort).
 parse_case() {
@@ -58,10 +73,12 @@ for size in "${sizes[@]}"; do
       name=${c%%=*}
       parse_case "$c"
       o=$work/out.bin
+      [ -z "$sampler" ] || echo "$size $name $round" > "$work/now-running"
       start=$EPOCHREALTIME
       env "${command[@]}" --format "$format" --stats --verbose "$in" "$o" > "$work/run.log" 2>&1
       wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
       wait_for_child
+      [ -z "$sampler" ] || echo - > "$work/now-running"
       valid=-
       if [ "$round" = 1 ]; then
         valid=no
