@@ -237,7 +237,8 @@ range_sort_result sort_ranges_on_gpu(run_store& store, const sort_options& optio
                   "sort_ranges_on_gpu: " + describe(format) + " is not sorted directly on a GPU");
   GPUSORT_EXPECTS(!devices.empty(), "sort_ranges_on_gpu: no device");
   GPUSORT_EXPECTS(store.total_records() > 0, "sort_ranges_on_gpu: no records");
-  range_pass pass{store, {}, {}, {}, true, false, store.total_records(), format.record_size};
+  range_pass pass{.store = store, .total = store.total_records(),
+                  .record_size = format.record_size};
   for (const sorted_run& run : store.runs()) {
     std::optional<io::file_view> mapped = map_spilled(run);
     GPUSORT_EXPECTS(run.resident() || mapped,
