@@ -171,8 +171,10 @@ class range_lane {
     writer_->set_run_places(ranges.chunk_records() * record_size,
                             [this](std::uint64_t run) { return taker_->taken(run); });
     std::uint64_t records = 0;
-    // The read-ahead of spilled runs runs one range ahead of the copies, off this thread.
-    detail::ordered_worker ahead;
+    // The read-ahead of spilled runs runs one range ahead of the copies, off this thread
+    // (which only a pass with spilled runs starts).
+    std::optional<detail::ordered_worker> ahead;
+    if (pass_.any_mapped) ahead.emplace();
     bool first = true;
     try {
       range_feeder feeder(*former_, staging_in_.get(), piece_bytes_, arena_, trace_);
@@ -184,7 +186,7 @@ class range_lane {
         const std::uint64_t r = *taken;
         if (pass_.any_mapped) {
           if (first) pass_.read_ahead(r);
-          ahead.push([this, r] { pass_.read_ahead(r + 1); });
+          ahead->push([this, r] { pass_.read_ahead(r + 1); });
           first = false;
         }
         records += (ranges.last_byte(r) - ranges.first_byte(r)) / record_size;
