@@ -11,6 +11,9 @@
 # (default 3G 8G 16G); REPEAT (3) rounds; FORMAT (u64) and DIST (uniform) of the files;
 # WARMUP (0) untimed runs of the first case before the first round: a fresh host's first
 # sorts ran 1.4-2.8x slower in every stage (tools/bench/results/2026-11-29-h200-spill-merge).
+# WARMUP_ALL=1: each warm-up runs every case once, for cases that pay a first time of their
+# own (the first page-locking of 16 GiB of runs took 4.1 s against 0.75 s after,
+# tools/bench/results/2026-11-29-h200-writeback).
 # FLOOR=1: the I/O floor of each file after its rounds (gpusort-iofloor, in the package), into
 # $OUT/NAME-floor.txt. DIRTY=1: /proc/meminfo's Dirty and Writeback (kB) sampled every 0.25 s
 # with the run each sample falls in, into $OUT/NAME-dirty.txt: where the kernel's dirty-page
@@ -61,12 +64,16 @@ for size in "${sizes[@]}"; do
   "$bin/gpusort-datagen" --format "$format" --size "$size" -d "${DIST:-uniform}" --seed 7 \
     -o "$in" -q
   sync "$in"  # its write-back would slow the first round (35 s instead of 6.4-7.0 at 32 GiB)
+  warmups=("${cases[0]}")
+  [ "${WARMUP_ALL:-0}" = 1 ] && warmups=("${cases[@]}")
   for ((w = 0; w < ${WARMUP:-0}; ++w)); do
-    parse_case "${cases[0]}"
-    env "${command[@]}" --format "$format" "$in" "$work/out.bin" > /dev/null 2>&1
-    wait_for_child
-    rm -f "$work/out.bin"
-    [ "${SYNC:-1}" = 0 ] || sync
+    for c in "${warmups[@]}"; do
+      parse_case "$c"
+      env "${command[@]}" --format "$format" "$in" "$work/out.bin" > /dev/null 2>&1
+      wait_for_child
+      rm -f "$work/out.bin"
+      [ "${SYNC:-1}" = 0 ] || sync
+    done
   done
   for round in $(seq 1 "${REPEAT:-3}"); do
     for c in "${cases[@]}"; do
