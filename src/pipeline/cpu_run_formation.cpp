@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/host_buffer.hpp"
 #include "core/trace.hpp"
@@ -44,11 +46,18 @@ std::uint64_t read_chunk(io::input_source& input, host_buffer& buffer, std::uint
   return read_records(input, buffer.data(), records, rec, ring, layout, trace);
 }
 
-/// Reads the next chunk of at most `records` records; a stream's buffer grows with it.
+/// Reads the next chunk of at most `records` records; a stream's buffer grows with it. An input
+/// of known size reads into `spare` where it holds exactly a chunk.
 filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std::uint32_t rec,
-                             io::uring& ring, const run_layout& layout, trace_recorder* trace) {
+                             io::uring& ring, const run_layout& layout, trace_recorder* trace,
+                             host_buffer spare = {}) {
   if (input.known_size()) {
-    filled_chunk c{host_buffer(static_cast<std::size_t>(records * rec)), 0};
+    const auto bytes = static_cast<std::size_t>(records * rec);
+    if (spare.size() != bytes) {
+      spare = host_buffer();  // first: the budget holds no fourth buffer
+      spare = host_buffer(bytes);
+    }
+    filled_chunk c{std::move(spare), 0};
     c.records = read_chunk(input, c.buffer, records, rec, ring, layout, trace);
     return c;
   }
@@ -97,15 +106,24 @@ void form_runs_from_mapping(std::span<const std::byte> bytes, const run_layout& 
     std::uint64_t records = 0;
     bool last = false;
   };
-  // At most three runs at once: one stored, one waiting, one sorted.
+  // At most three runs at once: one stored, one waiting, one sorted. A spilled run's buffer
+  // comes back for a later run, whose sort then writes into pages already mapped (fresh memory
+  // costs a fault and a zeroing per page); a run takes a fresh buffer only when none has come
+  // back, so no more are in use than without the recycling.
   bounded_queue<sorted_run> sorted(1);
+  std::mutex spare_mutex;
+  std::vector<host_buffer> spare;  // spilled runs' buffers, free again
   std::exception_ptr store_error;
   std::thread storer([&] {
     try {
       io::uring ring(64);
       // The last run stays in memory: the merge that follows has the budget the others leave.
-      while (std::optional<sorted_run> r = sorted.pop())
-        store.add(r->id, std::move(r->buffer), r->records, ring, {}, r->last);
+      while (std::optional<sorted_run> r = sorted.pop()) {
+        host_buffer back = store.add(r->id, std::move(r->buffer), r->records, ring, {}, r->last);
+        if (back.size() == 0) continue;
+        std::lock_guard lock(spare_mutex);
+        spare.push_back(std::move(back));
+      }
     } catch (...) {
       store_error = std::current_exception();
       sorted.fail(store_error);
@@ -118,7 +136,18 @@ void form_runs_from_mapping(std::span<const std::byte> bytes, const run_layout& 
     if (scratch_bytes != 0) scratch = host_buffer(static_cast<std::size_t>(scratch_bytes));
     for (std::uint64_t first = 0, id = 0; first < total; first += chunk, ++id) {
       const std::uint64_t n = std::min(chunk, total - first);
-      host_buffer run(static_cast<std::size_t>(n * rec));
+      const auto bytes_needed = static_cast<std::size_t>(n * rec);
+      host_buffer run;
+      {
+        std::lock_guard lock(spare_mutex);
+        // Every run but the last has the chunk's size; a spare of another size goes now.
+        if (!spare.empty() && spare.back().size() != bytes_needed) spare.clear();
+        if (!spare.empty()) {
+          run = std::move(spare.back());
+          spare.pop_back();
+        }
+      }
+      if (run.size() == 0) run = host_buffer(bytes_needed);
       {
         trace_recorder::scope timer(trace, "sort", n * rec);
         cpu::sort_records_from(bytes.data() + first * rec,
@@ -196,6 +225,15 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
   host_buffer scratch;  // sized for the largest chunk so far
   std::uint64_t formed = 0;  // records sorted into runs so far
   std::uint64_t run = 0;     // the next run's id
+  // A spilled run's buffer goes back to the reader, as in form_runs_from_mapping.
+  std::mutex spare_mutex;
+  std::optional<host_buffer> spare;
+  auto take_spare = [&] {
+    std::lock_guard lock(spare_mutex);
+    host_buffer b = spare ? std::move(*spare) : host_buffer();
+    spare.reset();
+    return b;
+  };
 
   auto sort_and_store = [&](filled_chunk c) {
     const std::uint64_t scratch_bytes = cpu::sort_scratch_bytes(c.records, format);
@@ -213,7 +251,10 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
     // The last run of a known input stays in memory: the read-ahead buffer is free by now,
     // and the merge that follows has the budget that the scratch leaves.
     const bool last = input.known_size() && formed * rec == *input.known_size();
-    store.add(run++, std::move(c.buffer), c.records, ring, {}, last);
+    host_buffer back = store.add(run++, std::move(c.buffer), c.records, ring, {}, last);
+    if (back.size() == 0 || !input.known_size()) return;
+    std::lock_guard lock(spare_mutex);
+    spare = std::move(back);
   };
 
   if (layout.single_run) {
@@ -227,7 +268,8 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
     try {
       io::uring reader_ring(64);
       for (;;) {
-        filled_chunk c = read_next_chunk(input, chunk, rec, reader_ring, layout, trace);
+        filled_chunk c =
+            read_next_chunk(input, chunk, rec, reader_ring, layout, trace, take_spare());
         if (c.records == 0) break;
         const bool last = c.records < chunk;
         if (!filled.push(std::move(c))) return;

@@ -131,8 +131,8 @@ void run_store::write_spill(const std::byte* data, const std::vector<spill_range
   }
 }
 
-void run_store::add(std::uint64_t id, host_buffer buffer, std::uint64_t records,
-                    io::uring& ring, std::shared_ptr<void> pin, bool keep_resident) {
+host_buffer run_store::add(std::uint64_t id, host_buffer buffer, std::uint64_t records,
+                           io::uring& ring, std::shared_ptr<void> pin, bool keep_resident) {
   const std::uint64_t bytes = records * record_size_;
   sorted_run run;
   run.id = id;
@@ -152,7 +152,7 @@ void run_store::add(std::uint64_t id, host_buffer buffer, std::uint64_t records,
   if (!run.resident()) {
     trace_recorder::scope timer(trace_, "spill", bytes);
     write_spill(buffer.data(), run.pieces, ring);
-    pin.reset();  // unlocked before `buffer` goes
+    pin.reset();  // unlocked before `buffer` goes back
   }
   std::lock_guard lock(mutex_);
   const auto at = std::upper_bound(runs_.begin(), runs_.end(), id,
@@ -160,6 +160,7 @@ void run_store::add(std::uint64_t id, host_buffer buffer, std::uint64_t records,
   GPUSORT_EXPECTS(at == runs_.begin() || std::prev(at)->id != id,
                   "run_store: run " + std::to_string(id) + " added twice");
   runs_.insert(at, std::move(run));
+  return buffer;  // moved from (empty) where the run stayed resident
 }
 
 void run_store::hold_until_released(std::shared_ptr<void> work) {

@@ -103,8 +103,11 @@ class run_store {
   /// whose other buffers are free now: spilling it would only write it and read it back).
   /// Ids must differ; several threads may add at once, each with its own `ring` (a spill is
   /// written outside the store's lock).
-  void add(std::uint64_t id, host_buffer buffer, std::uint64_t records, io::uring& ring,
-           std::shared_ptr<void> pin = {}, bool keep_resident = false);
+  /// Returns `buffer` when the run spilled (unlocked, its pages still mapped: a caller that
+  /// forms more runs of its size can fill it again instead of faulting in fresh memory), and
+  /// an empty buffer when the store keeps it.
+  host_buffer add(std::uint64_t id, host_buffer buffer, std::uint64_t records, io::uring& ring,
+                  std::shared_ptr<void> pin = {}, bool keep_resident = false);
   /// A new, empty temporary file in temp_dir() for runs (a merge pass's output), opened for
   /// O_DIRECT as the store's own.
   [[nodiscard]] std::shared_ptr<const spill_file> new_spill_file() const;

@@ -353,6 +353,56 @@ TEST(RunStoreOrder, RunsAddedOutOfOrderFromSeveralThreadsMergeInIdOrder) {
   store.release_in_background().get();
 }
 
+// A spilled run's buffer comes back to the caller, whole and still mapped (formations fill it
+// again instead of faulting in fresh memory); a run the store keeps gives nothing back, and
+// refilling a returned buffer does not change the spilled run.
+TEST(RunStoreAdd, ASpilledRunsBufferComesBackAndAKeptRunsStays) {
+  const record_format format = test::make_format("u64", 8, 0);
+  constexpr std::uint64_t per_run = 4096;
+  constexpr std::size_t bytes = per_run * 8;
+  test::scratch_dir dir;
+  run_store store(8, bytes, dir.path().string(), false, nullptr);
+  io::uring ring(8);
+  auto run_of = [&](std::uint64_t first) {
+    host_buffer b(bytes);
+    for (std::uint64_t i = 0; i < per_run; ++i) {
+      const std::uint64_t key = first + i;
+      std::memcpy(b.data() + i * 8, &key, 8);
+    }
+    return b;
+  };
+  EXPECT_EQ(store.add(0, run_of(0), per_run, ring).size(), 0u) << "kept within the limit";
+  host_buffer spilled = run_of(per_run);
+  const std::byte* at = spilled.data();
+  host_buffer back = store.add(1, std::move(spilled), per_run, ring);
+  EXPECT_TRUE(store.any_spilled());
+  EXPECT_EQ(back.size(), bytes);
+  EXPECT_EQ(back.data(), at) << "the same memory, not a copy";
+  std::memset(back.data(), 0xff, back.size());  // a later run's records go there
+  EXPECT_EQ(store.add(2, run_of(2 * per_run), per_run, ring, {}, true).size(), 0u)
+      << "kept past the limit when asked";
+
+  run_layout layout;
+  layout.budget_bytes = std::uint64_t{1} << 20;
+  layout.merge_fanin = 8;
+  const std::string target = dir.file("out");
+  {
+    io::output_file out(target);
+    auto sink = io::make_output_sink(out, 3 * bytes, io::write_method::automatic);
+    merge_runs(store, *sink, format, false, layout, nullptr);
+    sink->finish();
+    out.commit(false, 3 * bytes);
+  }
+  const std::vector<std::byte> got = test::read_file(target);
+  ASSERT_EQ(got.size(), 3 * bytes);
+  for (std::uint64_t i = 0; i < 3 * per_run; ++i) {
+    std::uint64_t key = 0;
+    std::memcpy(&key, got.data() + i * 8, 8);
+    ASSERT_EQ(key, i) << "record " << i;
+  }
+  store.release_in_background().get();
+}
+
 // What the final merge hands over (its last hole-punching task) is let go of by the
 // background release, before the spill files, and not by the merge's caller.
 TEST(RunStoreRelease, WhatIsHeldGoesWithTheBackgroundRelease) {
