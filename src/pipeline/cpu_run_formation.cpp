@@ -9,7 +9,6 @@
 #include <span>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "core/host_buffer.hpp"
 #include "core/trace.hpp"
@@ -25,6 +24,39 @@ namespace {
 struct filled_chunk {
   host_buffer buffer;
   std::uint64_t records = 0;
+};
+
+/// The buffer of a run that spilled, kept for the next run of its size: sorting or reading into
+/// pages already mapped saves the fault and the zeroing of each page of fresh memory. One at a
+/// time: a run takes a fresh buffer only when none has come back, so the buffers in use stay
+/// within the layout's three runs at once (a spare may wait where a freed run's memory was
+/// gone before).
+class spare_buffer {
+ public:
+  /// Keeps `buffer` (add()'s return: empty where the store kept the run) in place of the last.
+  void put(host_buffer buffer) {
+    if (buffer.size() == 0) return;
+    std::lock_guard lock(mutex_);
+    spare_ = std::move(buffer);
+  }
+  /// A buffer of exactly `bytes`: the spare where it has that size, else fresh (a spare of
+  /// another size goes first).
+  host_buffer take(std::size_t bytes) {
+    host_buffer b;
+    {
+      std::lock_guard lock(mutex_);
+      b = std::move(spare_);
+    }
+    if (b.size() != bytes) {
+      b = host_buffer();
+      b = host_buffer(bytes);
+    }
+    return b;
+  }
+
+ private:
+  std::mutex mutex_;
+  host_buffer spare_;
 };
 
 /// Reads up to `records` records into `dst`; returns the records read.
@@ -47,17 +79,12 @@ std::uint64_t read_chunk(io::input_source& input, host_buffer& buffer, std::uint
 }
 
 /// Reads the next chunk of at most `records` records; a stream's buffer grows with it. An input
-/// of known size reads into `spare` where it holds exactly a chunk.
+/// of known size reads into `spare`'s buffer where it has a chunk's size.
 filled_chunk read_next_chunk(io::input_source& input, std::uint64_t records, std::uint32_t rec,
                              io::uring& ring, const run_layout& layout, trace_recorder* trace,
-                             host_buffer spare = {}) {
+                             spare_buffer& spare) {
   if (input.known_size()) {
-    const auto bytes = static_cast<std::size_t>(records * rec);
-    if (spare.size() != bytes) {
-      spare = host_buffer();  // first: the budget holds no fourth buffer
-      spare = host_buffer(bytes);
-    }
-    filled_chunk c{std::move(spare), 0};
+    filled_chunk c{spare.take(static_cast<std::size_t>(records * rec)), 0};
     c.records = read_chunk(input, c.buffer, records, rec, ring, layout, trace);
     return c;
   }
@@ -106,24 +133,16 @@ void form_runs_from_mapping(std::span<const std::byte> bytes, const run_layout& 
     std::uint64_t records = 0;
     bool last = false;
   };
-  // At most three runs at once: one stored, one waiting, one sorted. A spilled run's buffer
-  // comes back for a later run, whose sort then writes into pages already mapped (fresh memory
-  // costs a fault and a zeroing per page); a run takes a fresh buffer only when none has come
-  // back, so no more are in use than without the recycling.
+  // At most three runs at once: one stored, one waiting, one sorted.
   bounded_queue<sorted_run> sorted(1);
-  std::mutex spare_mutex;
-  std::vector<host_buffer> spare;  // spilled runs' buffers, free again
+  spare_buffer spare;
   std::exception_ptr store_error;
   std::thread storer([&] {
     try {
       io::uring ring(64);
       // The last run stays in memory: the merge that follows has the budget the others leave.
-      while (std::optional<sorted_run> r = sorted.pop()) {
-        host_buffer back = store.add(r->id, std::move(r->buffer), r->records, ring, {}, r->last);
-        if (back.size() == 0) continue;
-        std::lock_guard lock(spare_mutex);
-        spare.push_back(std::move(back));
-      }
+      while (std::optional<sorted_run> r = sorted.pop())
+        spare.put(store.add(r->id, std::move(r->buffer), r->records, ring, {}, r->last));
     } catch (...) {
       store_error = std::current_exception();
       sorted.fail(store_error);
@@ -136,18 +155,7 @@ void form_runs_from_mapping(std::span<const std::byte> bytes, const run_layout& 
     if (scratch_bytes != 0) scratch = host_buffer(static_cast<std::size_t>(scratch_bytes));
     for (std::uint64_t first = 0, id = 0; first < total; first += chunk, ++id) {
       const std::uint64_t n = std::min(chunk, total - first);
-      const auto bytes_needed = static_cast<std::size_t>(n * rec);
-      host_buffer run;
-      {
-        std::lock_guard lock(spare_mutex);
-        // Every run but the last has the chunk's size; a spare of another size goes now.
-        if (!spare.empty() && spare.back().size() != bytes_needed) spare.clear();
-        if (!spare.empty()) {
-          run = std::move(spare.back());
-          spare.pop_back();
-        }
-      }
-      if (run.size() == 0) run = host_buffer(bytes_needed);
+      host_buffer run = spare.take(static_cast<std::size_t>(n * rec));
       {
         trace_recorder::scope timer(trace, "sort", n * rec);
         cpu::sort_records_from(bytes.data() + first * rec,
@@ -225,15 +233,7 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
   host_buffer scratch;  // sized for the largest chunk so far
   std::uint64_t formed = 0;  // records sorted into runs so far
   std::uint64_t run = 0;     // the next run's id
-  // A spilled run's buffer goes back to the reader, as in form_runs_from_mapping.
-  std::mutex spare_mutex;
-  std::optional<host_buffer> spare;
-  auto take_spare = [&] {
-    std::lock_guard lock(spare_mutex);
-    host_buffer b = spare ? std::move(*spare) : host_buffer();
-    spare.reset();
-    return b;
-  };
+  spare_buffer spare;  // a spilled run's buffer, back to the reader
 
   auto sort_and_store = [&](filled_chunk c) {
     const std::uint64_t scratch_bytes = cpu::sort_scratch_bytes(c.records, format);
@@ -252,13 +252,11 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
     // and the merge that follows has the budget that the scratch leaves.
     const bool last = input.known_size() && formed * rec == *input.known_size();
     host_buffer back = store.add(run++, std::move(c.buffer), c.records, ring, {}, last);
-    if (back.size() == 0 || !input.known_size()) return;
-    std::lock_guard lock(spare_mutex);
-    spare = std::move(back);
+    if (input.known_size()) spare.put(std::move(back));  // a stream's buffers grow instead
   };
 
   if (layout.single_run) {
-    filled_chunk c = read_next_chunk(input, chunk, rec, ring, layout, trace);
+    filled_chunk c = read_next_chunk(input, chunk, rec, ring, layout, trace, spare);
     if (c.records > 0) sort_and_store(std::move(c));
     return;
   }
@@ -268,8 +266,7 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
     try {
       io::uring reader_ring(64);
       for (;;) {
-        filled_chunk c =
-            read_next_chunk(input, chunk, rec, reader_ring, layout, trace, take_spare());
+        filled_chunk c = read_next_chunk(input, chunk, rec, reader_ring, layout, trace, spare);
         if (c.records == 0) break;
         const bool last = c.records < chunk;
         if (!filled.push(std::move(c))) return;
