@@ -138,13 +138,15 @@ std::vector<option_group> option_groups() {
       ("gpu-memory", po::value<std::string>()->value_name("SIZE"),
        "device memory budget of each GPU, e.g. 4G (default: most of its free memory)")
       ("merge-on", po::value<std::string>()->value_name("WHERE"),
-       "where runs of several GPU chunks become the output: auto (default: gpu where it "
-       "applies, the runs fit -S, the output stays within the kernel's dirty-page limit and "
-       "the runs are more than the host's vector merge takes sooner), gpu (cut into key "
-       "ranges, each sorted again on the GPU; records with a 4- or 8-byte numeric key and at "
-       "most 8 bytes of payload; runs past -S are read back through mappings of the page "
-       "cache), host (TBB multiway merge; into an output mapped whole it gives the runs' "
-       "memory back as it goes)")
+       "where runs of several GPU chunks become the output: auto (default: a file whose runs "
+       "would spill past -S forms none: its keys are counted into key ranges of one chunk, "
+       "its sorted chunks scattered into their places in the output and each range sorted "
+       "there again on the GPU; else gpu where it applies, the runs fit -S, the output stays "
+       "within the kernel's dirty-page limit and the runs are more than the host's vector "
+       "merge takes sooner), gpu (cut into key ranges, each sorted again on the GPU; records "
+       "with a 4- or 8-byte numeric key and at most 8 bytes of payload; runs past -S are read "
+       "back through mappings of the page cache), host (TBB multiway merge; into an output "
+       "mapped whole it gives the runs' memory back as it goes)")
       ("direct-io", po::value<std::string>()->implicit_value("always")->value_name("WHEN"),
        "read the input, write the output and spill runs with O_DIRECT, past the page "
        "cache: auto (default: where the data is larger than the memory left to the page "

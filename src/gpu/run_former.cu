@@ -128,6 +128,7 @@ struct run_former::impl {
   struct push_request {
     std::span<const std::byte> data;
     std::function<void()> on_consumed;
+    bool ends_run = false;  ///< end_run(): the chunk being filled closes here
   };
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -447,6 +448,8 @@ bool run_former::impl::enqueue_h2d() {
     push_state& p = pushes_[push_cursor_];
     const std::uint64_t push_bytes = p.request.data.size();
     if (p.enqueued_bytes == push_bytes) {  // empty push, or done
+      // end_run(): every push before it is enqueued, so the chunk being filled is complete.
+      if (p.request.ends_run && fill_.open) close_fill();
       ++push_cursor_;
       progress = true;
       continue;
@@ -728,6 +731,22 @@ void run_former::push(std::span<const std::byte> records, std::function<void()> 
     m.incoming_.push_back(impl::push_request{records, std::move(on_consumed)});
   }
   m.wake_.notify_all();
+}
+
+void run_former::end_run() {
+  impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mutex_);
+    if (m.error_) std::rethrow_exception(m.error_);
+    GPUSORT_EXPECTS(!m.input_done_, "GPU run former: end_run() after finish()");
+    m.incoming_.push_back(impl::push_request{{}, {}, true});
+  }
+  m.wake_.notify_all();
+}
+
+void run_former::check() const {
+  std::lock_guard lock(impl_->mutex_);
+  if (impl_->error_) std::rethrow_exception(impl_->error_);
 }
 
 void run_former::finish() {

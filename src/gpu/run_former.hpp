@@ -189,6 +189,13 @@ class run_former {
   /// touches its memory, so that a caller waiting for buffers wakes up; push() then throws.
   /// @throw gpusort::error when `records` is not a whole number of records or after finish()
   void push(std::span<const std::byte> records, std::function<void()> on_consumed);
+  /// The records pushed so far since the last run began form a run of their own, even short of
+  /// a chunk (a key range sorted in place: strategy gpu_partition); the next push begins the
+  /// next run. Nothing happens where no records are pending. Returns at once.
+  /// @throw gpusort::error after finish() or a failure
+  void end_run();
+  /// Rethrows the former's failure, if it failed (it then delivers no more runs).
+  void check() const;
   /// No more input: sorts the last chunk; returns once every run was delivered to the sink.
   /// Destroying the former without finish() abandons the sort: it waits until the device no
   /// longer touches caller or sink memory and runs no further callbacks.

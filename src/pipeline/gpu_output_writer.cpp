@@ -40,7 +40,7 @@ std::span<std::byte> gpu_output_writer::piece_buffer(std::uint64_t, std::uint64_
 
 void gpu_output_writer::piece_done(std::uint64_t run, std::uint64_t offset,
                                    std::span<std::byte> piece) {
-  const std::uint64_t at = (place_ ? place_(run) : run) * run_bytes_ + offset;
+  const std::uint64_t at = (run_offset_ ? run_offset_(run) : 0) + offset;
   if (sink_ == nullptr) arena_.execute([&] { sink_ = &open_sink_(output_bytes_); });
   if (sink_->parallel_writes()) {
     // Pieces of a mapped file are independent: writing several at once keeps every thread

@@ -22,8 +22,8 @@
 namespace gpusort::pipeline {
 
 /// Pieces come back through `staging` and go to the sink that `open_sink(output_bytes)` returns
-/// (opened with the first piece): run r's piece at `offset` lands at place(r) * run_bytes +
-/// offset (place(r) = r unless set).
+/// (opened with the first piece): run r's piece at `offset` lands at run_offset(r) + offset
+/// (run 0 at 0 unless set).
 /// A mapped output takes pieces concurrently on the arena's threads, a stream in order on a
 /// worker thread, so that the run former's thread never waits on a write.
 class gpu_output_writer final : public gpu::run_sink {
@@ -37,13 +37,12 @@ class gpu_output_writer final : public gpu::run_sink {
   gpu_output_writer(const gpu_output_writer&) = delete;
   gpu_output_writer& operator=(const gpu_output_writer&) = delete;
 
-  /// Bytes of every run but the last, and which slot of that size the former's run r fills
-  /// (a GPU sorting the key ranges it takes from a queue: the range it took r-th); `place` is
-  /// called on the former's thread. Set before the first piece arrives.
-  void set_run_places(std::uint64_t run_bytes,
-                      std::function<std::uint64_t(std::uint64_t)> place) noexcept {
-    run_bytes_ = run_bytes;
-    place_ = std::move(place);
+  /// Where the former's run r begins in the output, in bytes (a GPU sorting the key ranges it
+  /// takes from a queue: the range it took r-th; strategy gpu_partition: the r-th range it
+  /// sorts in place); `run_offset` is called on the former's thread. Set before the first
+  /// piece arrives; unset, runs follow each other (the one chunk).
+  void set_run_offsets(std::function<std::uint64_t(std::uint64_t)> run_offset) noexcept {
+    run_offset_ = std::move(run_offset);
   }
 
   std::span<std::byte> piece_buffer(std::uint64_t run, std::uint64_t offset,
@@ -66,8 +65,7 @@ class gpu_output_writer final : public gpu::run_sink {
   const std::function<io::output_sink&(std::uint64_t)>& open_sink_;
   std::uint64_t output_bytes_;
   tbb::task_arena& arena_;
-  std::uint64_t run_bytes_ = 0;
-  std::function<std::uint64_t(std::uint64_t)> place_;
+  std::function<std::uint64_t(std::uint64_t)> run_offset_;
   io::output_sink* sink_ = nullptr;
   std::atomic<std::uint64_t> records_{0};
   std::mutex front_mutex_;

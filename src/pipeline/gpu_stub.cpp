@@ -21,6 +21,10 @@ strategy_result sort_by_exchange(const sort_context&) {
   throw error("sort on the GPUs: this gpusort was built without CUDA");
 }
 
+strategy_result sort_by_partition(const sort_context&) {
+  throw error("sort on the GPU: this gpusort was built without CUDA");
+}
+
 std::string backend_description() { return "CPU only"; }
 
 bool gpu_backend_built() noexcept { return false; }

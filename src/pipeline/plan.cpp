@@ -38,6 +38,7 @@ const char* strategy_name(strategy s) noexcept {
     case strategy::gpu_runs: return "gpu-runs";
     case strategy::gpu_ranges: return "gpu-ranges";
     case strategy::gpu_exchange: return "gpu-exchange";
+    case strategy::gpu_partition: return "gpu-partition";
     case strategy::cpu_one_run: return "cpu-one-run";
     case strategy::cpu_runs: return "cpu-runs";
     case strategy::cpu_spilled_runs: return "cpu-spilled-runs";
@@ -306,6 +307,24 @@ std::string gpu_ranges_unfit(std::optional<std::uint64_t> input_bytes,
   return {};
 }
 
+/// Why strategy gpu_partition cannot sort this input ("" when it can): it takes a file whose
+/// runs would spill past the host budget, of records a GPU sorts directly with a numeric key,
+/// on one GPU, through an output mapped whole in the page cache. Measured on the H200 machine
+/// (tools/bench/results/2026-11-29-h200-partition).
+std::string gpu_partition_unfit(std::optional<std::uint64_t> input_bytes,
+                                const sort_options& options, const gpu_facts& gpu,
+                                const sort_plan& plan) {
+  if (options.merge != merge_location::automatic) return "--merge-on";
+  if (!input_bytes) return "a stream";
+  if (*input_bytes <= plan.budget_bytes) return "its runs stay in memory";
+  if (plan.sort_devices.size() != 1) return "several GPUs";
+  if (!gpu.sorts_records || options.format.type == key_type::bytes)
+    return "its keys are not 4- or 8-byte numbers the GPU sorts with the records";
+  if (plan.bypass_page_cache) return "the input is read past the page cache";
+  if (plan.output.mode != output_mode::mapped_whole) return "the output is not mapped whole";
+  return {};
+}
+
 /// Why the host merge is chosen for runs that spill ("" when they do not). Both read the
 /// spilled runs from the page cache and write the output beside their dirty pages, which the
 /// kernel's dirty-page limit throttles either way: 16 GiB of u64 with -S 4G and --gpu-memory
@@ -505,7 +524,15 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
         ranges_unfit = gpu_ranges_throttled(input_bytes, facts, plan);
       if (ranges_unfit.empty() && options.merge == merge_location::automatic)
         ranges_unfit = gpu_ranges_few_runs(input_bytes, options, gpu, plan.sort_devices.size());
-      if (options.merge == merge_location::host) {
+      if (gpu_partition_unfit(input_bytes, options, gpu, plan).empty()) {
+        plan.how = strategy::gpu_partition;
+        plan.why.push_back(runs_words + "its runs would spill past the host budget of " +
+                           format_bytes(plan.budget_bytes) + "; instead its keys are counted " +
+                           "into key ranges of at most one chunk, each chunk sorted on the " +
+                           "GPU is scattered into its ranges' places in the output, and each " +
+                           "range is sorted there again on the GPU (no runs, no merge: only " +
+                           "the output's pages are written)");
+      } else if (options.merge == merge_location::host) {
         plan.how = strategy::gpu_runs;
         plan.why.push_back(runs_words + "runs come back to the host and are merged there " +
                            "(--merge-on host)");
@@ -549,7 +576,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
           plan.sort_devices.size() *
           (gpu_runs_held * run_bytes + 2 * staging_buffers * std::uint64_t{max_staging_bytes});
       plan.layout.resident_bytes = plan.budget_bytes > beside ? plan.budget_bytes - beside : 0;
-      plan.why.push_back("runs resident up to " + format_bytes(plan.layout.resident_bytes) +
+      if (plan.how != strategy::gpu_partition)
+        plan.why.push_back("runs resident up to " + format_bytes(plan.layout.resident_bytes) +
                          ", the rest of the budget left to " +
                          std::to_string(plan.sort_devices.size() * gpu_runs_held) +
                          " runs on their way to disk and the staging buffers");

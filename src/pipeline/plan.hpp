@@ -24,6 +24,9 @@ enum class strategy : std::uint8_t {
   /// Several GPUs hold the input together: keys partitioned across them peer to peer, each
   /// GPU's key range sorted there and written at its place (RMG sort; key-only records)
   gpu_exchange,
+  /// A file whose runs would spill: its keys counted into key ranges of one chunk, its sorted
+  /// chunks scattered into the ranges' places in the output, each range sorted there again
+  gpu_partition,
   cpu_one_run,       ///< one host radix sort from the input into the output mapping
   cpu_runs,          ///< host-sorted runs kept in memory, merged
   cpu_spilled_runs,  ///< host-sorted runs in temporary files, merged in passes

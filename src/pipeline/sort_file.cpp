@@ -44,6 +44,7 @@ pipeline::strategy_result run_strategy(const pipeline::sort_context& ctx) {
     case pipeline::strategy::gpu_runs:
     case pipeline::strategy::gpu_ranges: return pipeline::sort_on_gpu(ctx);
     case pipeline::strategy::gpu_exchange: return pipeline::sort_by_exchange(ctx);
+    case pipeline::strategy::gpu_partition: return pipeline::sort_by_partition(ctx);
     case pipeline::strategy::cpu_one_run: return pipeline::sort_cpu_one_run(ctx);
     case pipeline::strategy::cpu_runs:
     case pipeline::strategy::cpu_spilled_runs: return pipeline::sort_cpu_runs(ctx);
@@ -135,6 +136,7 @@ sort_stats sort_file(const std::vector<std::string>& inputs, const std::string& 
                         describe(options.format) + "); " + plan.describe(options.format));
     if (plan.bypass_page_cache) input.read_past_cache();
     result = run_strategy({input, opener, options, plan, arena, &trace});
+    for (const std::string& line : result.notes) notice(options, line);
     backend = !plan.on_gpu() ? std::string("cpu")
               : plan.sort_devices.size() > 1
                   ? std::to_string(plan.sort_devices.size()) + " x " + plan.device_name

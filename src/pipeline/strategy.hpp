@@ -84,6 +84,8 @@ struct strategy_result {
   /// What the strategy still holds (gpu_run_result::release_after_commit): let go once the
   /// output is committed.
   std::vector<std::shared_ptr<void>> release_after_commit;
+  /// Lines for --verbose about what the strategy found as it ran (a fallback and why).
+  std::vector<std::string> notes;
 };
 
 /// gpu_one_chunk, gpu_runs and gpu_ranges (strategy_gpu.cpp): chunks sorted on plan.device,
@@ -97,6 +99,13 @@ strategy_result sort_on_gpu(const sort_context& ctx);
 /// shares of a file of key-only records, partition the keys among them by exchange, sort each
 /// GPU's key range there and write it at its place in the output.
 strategy_result sort_by_exchange(const sort_context& ctx);
+
+/// gpu_partition (strategy_gpu_partition.cpp): a file on plan.device whose runs would spill,
+/// sorted through its output: its keys counted into key ranges of one GPU chunk, its sorted
+/// chunks scattered into the ranges' places, each range sorted again where it lies. Falls back
+/// to gpu_runs, before writing anything, where the file is not in the page cache, a range
+/// between two sampled keys holds more than a chunk, or the output is not mapped whole.
+strategy_result sort_by_partition(const sort_context& ctx);
 
 /// cpu_one_run (strategy_cpu_one_run.cpp): one radix sort into the output mapping; where the
 /// output cannot be mapped (a pipe, a filesystem without fallocate), one run written out.

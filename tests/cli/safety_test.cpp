@@ -521,6 +521,9 @@ TEST(Signals, SigtermDuringEachGpuStrategyLeavesTheOldOutput) {
                          "--devices all --parallel 1 --gpu-memory 1G --merge-on gpu in.bin "
                          "out.bin",
                          2 * GiB},
+           strategy_case{"gpu-partition",
+                         "--devices all --parallel 1 --gpu-memory 1G -S 1G in.bin out.bin",
+                         2 * GiB},
        })
     expect_sigterm_leaves_nothing(c);
 }

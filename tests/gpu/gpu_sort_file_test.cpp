@@ -3,7 +3,9 @@
 // merged on the host, spilled runs, a pipe as input, and .npy files (records after a header);
 // with two GPUs, key-only records that they hold together sorted by exchange.
 // Skips without a CUDA device.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include "gpu/run_former.hpp"
 #include "gpusort/sort.hpp"
 #include "npy_support.hpp"
+#include "pipeline/key_partition.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "test_support.hpp"
 
@@ -206,8 +209,16 @@ TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {
   o.gpu_memory_bytes = 24 << 20;  // ~8 MB chunks: 8+ runs
   o.buffer_bytes = 40 << 20;      // runs cannot all stay in memory
   o.temp_dir = dir.path().string();
+  // The planner partitions the file through the output instead: no runs kept, none spilled.
+  const sort_stats partitioned = sort_file({dir.file("in")}, dir.file("out"), o);
+  EXPECT_EQ(partitioned.strategy, "gpu-partition");
+  EXPECT_FALSE(partitioned.spilled);
+  EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+  // --merge-on host: the runs spill and are merged on the host.
+  o.merge = merge_location::host;
   const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
   EXPECT_GE(stats.runs, 8u);
+  EXPECT_EQ(partitioned.runs, stats.runs);
   EXPECT_TRUE(stats.spilled);
   EXPECT_EQ(stats.strategy, "gpu-runs");
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
@@ -217,6 +228,116 @@ TEST_F(GpuSortFile, ManyChunksSpilledToDisk) {
   EXPECT_EQ(ranges.strategy, "gpu-ranges");
   EXPECT_TRUE(ranges.spilled);
   EXPECT_EQ(ranges.runs, stats.runs);
+  EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+}
+
+TEST_F(GpuSortFile, FilesWhoseRunsWouldSpillArePartitionedThroughTheOutput) {
+  // Every format the GPU sorts directly, keys spread evenly, skewed (AND of 3 words), of three
+  // values (ranges of one key larger than a chunk, in input order) and all equal; both orders.
+  struct partition_case {
+    const char* type;
+    std::uint32_t record_size;
+    std::uint32_t key_offset;
+  };
+  const partition_case cases[] = {
+      {"u64", 8, 0}, {"u32", 4, 0}, {"f64", 16, 8}, {"i32", 12, 4}, {"i64", 16, 0}, {"f32", 8, 4}};
+  test::scratch_dir dir;
+  for (const partition_case& c : cases) {
+    const record_format f = test::make_format(c.type, c.record_size, c.key_offset);
+    for (const int dist : {0, 1, 2, 3}) {
+      for (const bool descending : {false, true}) {
+        const std::uint64_t records = (std::uint64_t{48} << 20) / c.record_size + 4099;
+        const std::uint64_t seed = test::base_seed() ^ (c.record_size * 131 + dist * 7 + descending);
+        SCOPED_TRACE(std::string(c.type) + " rec " + std::to_string(c.record_size) + " dist " +
+                     std::to_string(dist) + (descending ? " desc" : " asc") + " seed " +
+                     std::to_string(seed));
+        auto data = test::random_records(records, f, seed);
+        std::mt19937_64 rng(seed);
+        for (std::uint64_t i = 0; i < records && dist != 0; ++i) {
+          std::byte* key = data.data() + i * c.record_size + c.key_offset;
+          std::uint64_t k = 0;
+          std::memcpy(&k, key, f.key_size);
+          if (dist == 1) k &= rng() & rng();
+          if (dist == 2) k = (rng() % 3) * 0x1111111111111111ull;
+          if (dist == 3) k = 0x0123456789abcdefull;
+          std::memcpy(key, &k, f.key_size);
+        }
+        test::write_file(dir.file("in"), data);
+        sort_options o;
+        o.devices.how = device_selection::mode::all;
+        o.format = f;
+        o.descending = descending;
+        o.gpu_memory_bytes = 24 << 20;  // chunks of a few MB: 8 or more
+        o.buffer_bytes = 32 << 20;      // their runs would spill
+        o.temp_dir = dir.path().string();
+        const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
+        EXPECT_EQ(stats.strategy, "gpu-partition");
+        EXPECT_GE(stats.runs, 4u);
+        EXPECT_FALSE(stats.spilled);
+        EXPECT_EQ(stats.records, records);
+        EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, descending));
+      }
+    }
+  }
+}
+
+TEST_F(GpuSortFile, APartitionFallsBackToSpilledRunsWhereTheInputIsNotCached) {
+  test::scratch_dir dir;
+  const record_format f = test::make_format("u64", 8, 0);
+  const std::uint64_t seed = test::base_seed() + 43;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto data = test::random_records(8000000, f, seed);  // 64 MB
+  test::write_file(dir.file("in"), data);
+  {
+    // Written back and dropped from the page cache: sampling it would read the disk.
+    const int fd = ::open(dir.file("in").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::fdatasync(fd), 0);
+    ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    ::close(fd);
+  }
+  sort_options o;
+  o.devices.how = device_selection::mode::all;
+  o.format = f;
+  o.gpu_memory_bytes = 24 << 20;
+  o.buffer_bytes = 32 << 20;
+  o.temp_dir = dir.path().string();
+  const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
+  // (A page the kernel kept anyway makes the partition go ahead: both are correct.)
+  EXPECT_TRUE(stats.strategy == "gpu-runs" || stats.strategy == "gpu-partition")
+      << stats.strategy;
+  EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
+}
+
+TEST_F(GpuSortFile, APartitionFallsBackToRunsWhereTheSampleMissesADenseKeyRange) {
+  // Every sampled record holds key 0 and every other a key of its own: the one splitter leaves
+  // all the others in one bucket, more than a chunk, which pass one finds before it writes.
+  test::scratch_dir dir;
+  const record_format f = test::make_format("u64", 16, 0);
+  const std::uint64_t records = 4000000;  // 64 MB
+  const std::uint64_t seed = test::base_seed() + 47;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto data = test::random_records(records, f, seed);
+  for (std::uint64_t i = 0; i < records; ++i) {
+    const std::uint64_t key = i * 2654435761u % records + 1;
+    std::memcpy(data.data() + i * 16, &key, 8);
+  }
+  const std::size_t count =
+      pipeline::partition_splitters(records, records / 4) * pipeline::partition_sample_per_splitter;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::uint64_t zero = 0;
+    std::memcpy(data.data() + pipeline::sample_position(k, count, records) * 16, &zero, 8);
+  }
+  test::write_file(dir.file("in"), data);
+  sort_options o;
+  o.devices.how = device_selection::mode::all;
+  o.format = f;
+  o.gpu_memory_bytes = 48 << 20;  // chunks of 1M records: 4 or more
+  o.buffer_bytes = 32 << 20;
+  o.temp_dir = dir.path().string();
+  const sort_stats stats = sort_file({dir.file("in")}, dir.file("out"), o);
+  EXPECT_EQ(stats.strategy, "gpu-runs");
+  EXPECT_TRUE(stats.spilled);
   EXPECT_EQ(test::read_file(dir.file("out")), test::reference_sort(data, f, false));
 }
 

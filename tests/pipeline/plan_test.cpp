@@ -144,10 +144,40 @@ TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheGpuSortsItems) {
   EXPECT_THROW(static_cast<void>(make_plan(GiB, o, facts)), error);
 }
 
-TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheyWouldSpill) {
+TEST(MakePlan, AFileWhoseGpuRunsWouldSpillIsPartitionedThroughTheOutput) {
   const sort_plan plan = make_plan(40 * GiB, u64_options(16 * GiB), gpu_host(GiB));
+  EXPECT_EQ(plan.how, strategy::gpu_partition) << why(plan);
+  EXPECT_NE(why(plan).find("would spill past the host budget of 16 GiB"), std::string::npos)
+      << why(plan);
+  EXPECT_NE(why(plan).find("no runs, no merge"), std::string::npos) << why(plan);
+  EXPECT_EQ(why(plan).find("runs resident up to"), std::string::npos) << why(plan);
+  // Its fallback, the host merge, keeps the spilling layout.
+  EXPECT_EQ(plan.layout.resident_bytes,
+            make_plan(40 * GiB, [] {
+              sort_options o = u64_options(16 * GiB);
+              o.merge = merge_location::host;
+              return o;
+            }(), gpu_host(GiB)).layout.resident_bytes);
+  // Not for a stream, several GPUs, (key, index) items or an input read past the page cache.
+  EXPECT_EQ(make_plan(std::nullopt, u64_options(16 * GiB), gpu_host(GiB)).how,
+            strategy::gpu_ranges);
+  host_facts two = gpu_host(GiB);
+  two.gpu->devices = {0, 1};
+  EXPECT_NE(make_plan(40 * GiB, u64_options(16 * GiB), two).how, strategy::gpu_partition);
+  host_facts items = gpu_host(GiB);
+  items.gpu->sorts_records = false;
+  EXPECT_EQ(make_plan(40 * GiB, u64_options(16 * GiB), items).how, strategy::gpu_runs);
+  sort_options direct = u64_options(16 * GiB);
+  direct.direct = direct_io::always;
+  EXPECT_EQ(make_plan(40 * GiB, direct, gpu_host(GiB)).how, strategy::gpu_runs);
+}
+
+TEST(MakePlan, GpuRunsMergedOnTheHostWhenTheyWouldSpill) {
+  sort_options host = u64_options(16 * GiB);
+  host.merge = merge_location::host;
+  const sort_plan plan = make_plan(40 * GiB, host, gpu_host(GiB));
   EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
-  EXPECT_NE(why(plan).find("spill past the host budget"), std::string::npos) << why(plan);
+  EXPECT_NE(why(plan).find("--merge-on host"), std::string::npos) << why(plan);
   // --merge-on gpu sorts key ranges of the spilled runs, read through mappings; not where
   // they spill with O_DIRECT (an input larger than the memory left to the page cache).
   sort_options o = u64_options(16 * GiB);
@@ -206,8 +236,9 @@ TEST(MakePlan, TheOutputFaultsInWithinTheWriteBackThresholdAheadOfAHostMerge) {
 TEST(MakePlan, SpillingGpuRunsLeaveRoomForRunsOnTheirWayToDisk) {
   // -S 4G, chunks of 2^26 u64 records (512 MiB): two held runs and two staging pools of
   // 8 x 32 MiB come out of the budget before runs are kept resident.
-  const sort_plan plan =
-      make_plan(16 * GiB, u64_options(4 * GiB), gpu_host(std::uint64_t{1} << 26));
+  sort_options host = u64_options(4 * GiB);
+  host.merge = merge_location::host;
+  const sort_plan plan = make_plan(16 * GiB, host, gpu_host(std::uint64_t{1} << 26));
   EXPECT_EQ(plan.how, strategy::gpu_runs) << why(plan);
   EXPECT_EQ(plan.layout.resident_bytes, 4 * GiB - 2 * 512 * MiB - 2 * 8 * 32 * MiB);
   EXPECT_NE(why(plan).find("on their way to disk"), std::string::npos) << why(plan);
@@ -226,7 +257,9 @@ TEST(MakePlan, ChunkBoundaryIsExact) {
 TEST(MakePlan, GpuRunsThatSpillPrefaultTheOutputOnlyAheadOfTheMerge) {
   // Where the kernel's write-back threshold is unknown, nothing says how far ahead is safe:
   // the merge faults its windows in itself.
-  const sort_plan unknown = make_plan(40 * GiB, u64_options(16 * GiB), gpu_host(GiB));
+  sort_options host = u64_options(16 * GiB);
+  host.merge = merge_location::host;
+  const sort_plan unknown = make_plan(40 * GiB, host, gpu_host(GiB));
   EXPECT_EQ(unknown.how, strategy::gpu_runs);
   EXPECT_EQ(unknown.output.mode, output_mode::mapped_whole);
   EXPECT_FALSE(unknown.output.prefault) << "it would fault in the whole output";
@@ -234,7 +267,7 @@ TEST(MakePlan, GpuRunsThatSpillPrefaultTheOutputOnlyAheadOfTheMerge) {
   // (strategy_gpu limits it), never the whole output at once.
   host_facts facts = gpu_host(GiB);
   facts.dirty_background_ratio = 10;
-  const sort_plan plan = make_plan(40 * GiB, u64_options(16 * GiB), facts);
+  const sort_plan plan = make_plan(40 * GiB, host, facts);
   EXPECT_EQ(plan.how, strategy::gpu_runs);
   EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
   EXPECT_TRUE(plan.output.prefault);
