@@ -72,12 +72,7 @@ class range_lane {
     if (!pass.all_pinned) pinning_in = std::async(std::launch::async, pin);
     writer_ = std::make_unique<gpu_output_writer>(std::async(std::launch::async, pin).share(),
                                                   open_sink, total_bytes, arena);
-    gpu::run_former_config config;
-    config.device = device;
-    config.format = options.format;
-    config.descending = options.descending;
-    config.algorithm = chunk_algorithm_for(options, true);
-    config.memory_budget = options.gpu_memory_bytes;
+    gpu::run_former_config config = range_former_config(options, device);
     config.max_chunk_records = std::max<std::uint64_t>(1, max_chunk);
     config.expected_records = pass.total;
     config.piece_bytes = piece_bytes_;

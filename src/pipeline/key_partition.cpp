@@ -103,7 +103,8 @@ std::uint64_t sample_position(std::uint64_t k, std::uint64_t count,
                               std::uint64_t records) noexcept {
   std::uint64_t h = (k + 1) * 0x9e3779b97f4a7c15ull;
   h ^= h >> 31;
-  const std::uint64_t stride = std::max<std::uint64_t>(1, records / std::max<std::uint64_t>(count, 1));
+  const std::uint64_t stride =
+      std::max<std::uint64_t>(1, records / std::max<std::uint64_t>(count, 1));
   return std::min(records - 1, records * k / count + h % stride);
 }
 

@@ -7,8 +7,8 @@
 
 #include <tbb/task_arena.h>
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>

@@ -53,8 +53,9 @@ void partition_writer::piece_done(std::uint64_t, std::uint64_t, std::span<std::b
   const std::uint64_t first_key = keys_(first);
   const std::uint64_t last_key = keys_(first + (count - 1) * size);
   const auto range_of = [&](std::uint64_t key) {
-    const auto after = std::partition_point(ranges_.begin() + 1, ranges_.end(),
-                                            [&](const key_range& r) { return !r.start.before(key); });
+    const auto after =
+        std::partition_point(ranges_.begin() + 1, ranges_.end(),
+                             [&](const key_range& r) { return !r.start.before(key); });
     return static_cast<std::size_t>(after - ranges_.begin()) - 1;
   };
   const std::size_t lo = range_of(first_key);

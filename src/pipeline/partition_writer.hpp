@@ -8,10 +8,10 @@
 #include <tbb/task_group.h>
 
 #include <condition_variable>
-#include <functional>
-#include <mutex>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 

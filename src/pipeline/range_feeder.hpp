@@ -1,5 +1,6 @@
 // Feeds a run former from host memory that is not page-locked (or partly is): the key ranges
-// that strategy gpu_ranges gathers from runs, and those strategy gpu_partition sorts in place.
+// that strategy gpu_ranges gathers from runs, and those strategy gpu_partition sorts in place;
+// and the former both set up.
 #pragma once
 
 #include <tbb/parallel_for.h>
@@ -13,10 +14,25 @@
 
 #include "core/trace.hpp"
 #include "gpu/run_former.hpp"
+#include "gpusort/options.hpp"
+#include "pipeline/plan.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "pipeline/staging_pool.hpp"
 
 namespace gpusort::pipeline {
+
+/// The run former of a pass that sorts key ranges of records on `device` (both range sorts):
+/// the records themselves, stably where they carry a payload, within --gpu-memory.
+[[nodiscard]] inline gpu::run_former_config range_former_config(const sort_options& options,
+                                                                int device) {
+  gpu::run_former_config config;
+  config.device = device;
+  config.format = options.format;
+  config.descending = options.descending;
+  config.algorithm = chunk_algorithm_for(options, true);
+  config.memory_budget = options.gpu_memory_bytes;
+  return config;
+}
 
 /// Hands run pieces to the former in order: page-locked ones as they are, the others through
 /// page-locked staging buffers that it fills with consecutive pieces.

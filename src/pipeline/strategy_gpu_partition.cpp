@@ -6,7 +6,11 @@
 // only the output's pages, where spilled runs and the output together passed the kernel's
 // dirty-page limit, and holds no host memory beyond its staging. One GPU, one former for both
 // passes (its chunk decides the ranges).
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -14,9 +18,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "core/trace.hpp"
 #include "gpu/run_former.hpp"
@@ -36,9 +37,9 @@ namespace {
 /// Sampled records one task reads.
 constexpr std::uint64_t partition_sample_grain = 512;
 
-/// `count` keys of the input at key_partition's sample_position, each read where the page cache holds it
-/// (io::input_source::read_if_cached); nullopt where one is not there: sampling a file that is
-/// not cached would cost a disk access per key.
+/// `count` keys of the input at key_partition's sample_position, each read where the page
+/// cache holds it (io::input_source::read_if_cached); nullopt where one is not there: sampling
+/// a file that is not cached would cost a disk access per key.
 std::optional<std::vector<std::uint64_t>> sample_cached_keys(const io::input_source& input,
                                                             const key_reader& keys,
                                                             std::uint64_t records,
@@ -76,12 +77,7 @@ class partition_lane {
     };
     std::future<std::shared_ptr<staging_pool>> pinning_in = std::async(std::launch::async, pin);
     staging_out_ = std::async(std::launch::async, pin).share();
-    gpu::run_former_config config;
-    config.device = device;
-    config.format = options.format;
-    config.descending = options.descending;
-    config.algorithm = chunk_algorithm_for(options, true);
-    config.memory_budget = options.gpu_memory_bytes;
+    gpu::run_former_config config = range_former_config(options, device);
     config.max_chunk_records = ctx.plan.gpu_chunk_records;
     config.piece_bytes = staging_bytes_ / options.format.record_size * options.format.record_size;
     trace_recorder::scope timer(ctx.trace, "GPU setup");

@@ -247,7 +247,8 @@ TEST_F(GpuSortFile, FilesWhoseRunsWouldSpillArePartitionedThroughTheOutput) {
     for (const int dist : {0, 1, 2, 3}) {
       for (const bool descending : {false, true}) {
         const std::uint64_t records = (std::uint64_t{48} << 20) / c.record_size + 4099;
-        const std::uint64_t seed = test::base_seed() ^ (c.record_size * 131 + dist * 7 + descending);
+        const std::uint64_t seed =
+            test::base_seed() ^ (c.record_size * 131 + dist * 7 + descending);
         SCOPED_TRACE(std::string(c.type) + " rec " + std::to_string(c.record_size) + " dist " +
                      std::to_string(dist) + (descending ? " desc" : " asc") + " seed " +
                      std::to_string(seed));

@@ -185,7 +185,8 @@ TEST(KeyRanges, CountedRangesCutTheSortedRecordsWhereTheirStartsSay) {
         const key_reader reader(f, descending);
         std::vector<std::uint64_t> sample;
         std::mt19937_64 rng(seed);
-        for (int i = 0; i < 2048; ++i) sample.push_back(reader(data.data() + rng() % count * f.record_size));
+        for (int i = 0; i < 2048; ++i)
+          sample.push_back(reader(data.data() + rng() % count * f.record_size));
         const bucket_classifier classes(choose_splitters(sample, 64), reader.key_bits());
         const std::vector<std::uint64_t> counts = count_buckets(data, reader, classes, arena);
         std::uint64_t sum = 0;
@@ -210,7 +211,8 @@ TEST(KeyRanges, CountedRangesCutTheSortedRecordsWhereTheirStartsSay) {
             EXPECT_EQ(records_before(sorted.data(), count, reader, range.start), range.first_record)
                 << "range " << r;
           }
-          const std::uint64_t first_key = reader(sorted.data() + range.first_record * f.record_size);
+          const std::uint64_t first_key =
+              reader(sorted.data() + range.first_record * f.record_size);
           const std::uint64_t last_key =
               reader(sorted.data() + (range.first_record + range.records - 1) * f.record_size);
           if (range.one_key) {
