@@ -5,7 +5,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "gpusort/detail/key_codec.hpp"

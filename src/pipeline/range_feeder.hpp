@@ -15,8 +15,8 @@
 #include "core/trace.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/options.hpp"
-#include "pipeline/plan.hpp"
 #include "pipeline/pipeline_config.hpp"
+#include "pipeline/plan.hpp"
 #include "pipeline/staging_pool.hpp"
 
 namespace gpusort::pipeline {
