@@ -165,7 +165,6 @@ std::optional<std::vector<key_range>> group_ranges(const bucket_classifier& clas
   std::vector<key_range> ranges;
   std::uint64_t placed = 0;
   std::size_t filled_buckets = 0;  // buckets with records in the open range
-  bool only_equal = false;         // ... all of them buckets of one key
   for (std::size_t b = 0; b < counts.size(); ++b) {
     const std::uint64_t n = counts[b];
     if (n == 0) continue;
@@ -181,9 +180,7 @@ std::optional<std::vector<key_range>> group_ranges(const bucket_classifier& clas
     key_range& range = ranges.back();
     range.records += n;
     placed += n;
-    ++filled_buckets;
-    only_equal = filled_buckets == 1 ? equal_bucket : false;
-    range.one_key = only_equal;
+    range.one_key = ++filled_buckets == 1 && equal_bucket;
   }
   return ranges;
 }

@@ -34,29 +34,20 @@ constexpr std::uint64_t sample_grain = 512;
 
 }  // namespace
 
-key_spread sample_key_spread(const io::input_source& input, const record_format& format,
-                             bool descending) {
-  const bool numeric = format.type != key_type::bytes &&
-                       (format.key_size == sizeof(std::uint32_t) ||
-                        format.key_size == sizeof(std::uint64_t));
-  if (!input.known_size() || !numeric) return key_spread::unknown;
-  const std::uint64_t record_size = format.record_size;
-  const std::uint64_t records = *input.known_size() / record_size;
-  if (records < input_key_sample_size) return key_spread::unknown;
-  const std::uint64_t step = records / input_key_sample_size;
-
+std::optional<std::vector<std::uint64_t>> read_cached_keys(
+    const io::input_source& input, const record_format& format, bool descending,
+    std::size_t count, const std::function<std::uint64_t(std::uint64_t)>& record_at) {
   const auto narrow = detail::make_key_codec<std::uint32_t>(format.type, descending);
   const auto wide = detail::make_key_codec<std::uint64_t>(format.type, descending);
-  // Sampled record j is record step / 2 + j * step of the concatenation, each on a page of its
-  // own. Each key is read from the page cache alone (io::input_source::read_if_cached), spread
-  // over the threads: 2.5-3 ms before the sort starts on 16 threads (H200 host, --stats),
-  // where a mapping's page fault per sampled key took 6-8 ms (15-20 one after another).
-  std::vector<std::uint64_t> sample(input_key_sample_size);
+  // Each key is read from the page cache alone, spread over the threads: 2.5-3 ms for 8192
+  // keys on 16 threads (H200 host, --stats), where a mapping's page fault per sampled key took
+  // 6-8 ms (15-20 one after another).
+  std::vector<std::uint64_t> keys(count);
   std::atomic<bool> absent{false};  // a sampled key is not in the page cache
-  tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, sample.size(), sample_grain),
-                    [&](const tbb::blocked_range<std::uint64_t>& r) {
-    for (std::uint64_t k = r.begin(); k != r.end() && !absent.load(); ++k) {
-      const std::uint64_t offset = (step / 2 + k * step) * record_size + format.key_offset;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, sample_grain),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t k = r.begin(); k != r.end() && !absent.load(); ++k) {
+      const std::uint64_t offset = record_at(k) * format.record_size + format.key_offset;
       // A 4-byte key lands in the low half (the records are little-endian, as is the host).
       std::uint64_t bits = 0;
       const auto bytes = std::as_writable_bytes(std::span(&bits, 1)).first(format.key_size);
@@ -64,12 +55,31 @@ key_spread sample_key_spread(const io::input_source& input, const record_format&
         absent.store(true);
         return;
       }
-      sample[k] = format.key_size == sizeof(std::uint32_t)
-                      ? narrow.normalize(static_cast<std::uint32_t>(bits))
-                      : wide.normalize(bits);
+      keys[k] = format.key_size == sizeof(std::uint32_t)
+                    ? narrow.normalize(static_cast<std::uint32_t>(bits))
+                    : wide.normalize(bits);
     }
   });
-  if (absent.load()) return key_spread::unknown;
+  if (absent.load()) return std::nullopt;
+  return keys;
+}
+
+key_spread sample_key_spread(const io::input_source& input, const record_format& format,
+                             bool descending) {
+  const bool numeric = format.type != key_type::bytes &&
+                       (format.key_size == sizeof(std::uint32_t) ||
+                        format.key_size == sizeof(std::uint64_t));
+  if (!input.known_size() || !numeric) return key_spread::unknown;
+  const std::uint64_t records = *input.known_size() / format.record_size;
+  if (records < input_key_sample_size) return key_spread::unknown;
+  const std::uint64_t step = records / input_key_sample_size;
+  // Sampled record j is record step / 2 + j * step of the concatenation, each on a page of its
+  // own.
+  std::optional<std::vector<std::uint64_t>> read =
+      read_cached_keys(input, format, descending, input_key_sample_size,
+                       [step](std::uint64_t k) { return step / 2 + k * step; });
+  if (!read) return key_spread::unknown;
+  std::vector<std::uint64_t>& sample = *read;
   // In order (or in reverse order) before the estimate sorts the sample.
   const bool monotone = std::is_sorted(sample.begin(), sample.end()) ||
                         std::is_sorted(sample.begin(), sample.end(), std::greater<>{});

@@ -2,7 +2,11 @@
 // sort starts: `--algorithm auto` weighs the CPU against the GPU by it (cpu_crossover_for).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
 
 #include "gpusort/record_format.hpp"
 #include "io/input_source.hpp"
@@ -12,6 +16,17 @@ namespace gpusort::pipeline {
 
 /// Records sampled from the input (the run former samples as many from each GPU chunk).
 inline constexpr std::uint32_t input_key_sample_size = 8192;
+
+/**
+ * The keys of `count` records of `input`, record `record_at(k)` for the k-th, as unsigned
+ * numbers in the order of the sort (4- and 8-byte numeric keys), each read where the page cache
+ * holds it (io::input_source::read_if_cached) on the calling arena's threads; nullopt where
+ * one is not there: reading it would take a disk access per sampled record. The input's size
+ * must be known.
+ */
+[[nodiscard]] std::optional<std::vector<std::uint64_t>> read_cached_keys(
+    const io::input_source& input, const record_format& format, bool descending,
+    std::size_t count, const std::function<std::uint64_t(std::uint64_t)>& record_at);
 
 /**
  * The spread of the keys of `input`, from input_key_sample_size records at an even stride,

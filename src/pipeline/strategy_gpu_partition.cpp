@@ -6,11 +6,7 @@
 // only the output's pages, where spilled runs and the output together passed the kernel's
 // dirty-page limit, and holds no host memory beyond its staging. One GPU, one former for both
 // passes (its chunk decides the ranges).
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -25,6 +21,7 @@
 #include "io/parallel_reader.hpp"
 #include "pipeline/gpu_output_writer.hpp"
 #include "pipeline/key_partition.hpp"
+#include "pipeline/key_sample.hpp"
 #include "pipeline/partition_writer.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "pipeline/range_feeder.hpp"
@@ -33,35 +30,6 @@
 
 namespace gpusort::pipeline {
 namespace {
-
-/// Sampled records one task reads.
-constexpr std::uint64_t partition_sample_grain = 512;
-
-/// `count` keys of the input at key_partition's sample_position, each read where the page
-/// cache holds it (io::input_source::read_if_cached); nullopt where one is not there: sampling
-/// a file that is not cached would cost a disk access per key.
-std::optional<std::vector<std::uint64_t>> sample_cached_keys(const io::input_source& input,
-                                                            const key_reader& keys,
-                                                            std::uint64_t records,
-                                                            std::size_t count) {
-  const std::uint32_t size = keys.format().record_size;
-  std::vector<std::uint64_t> sample(count);
-  std::atomic<bool> absent{false};
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, partition_sample_grain),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-    std::vector<std::byte> record(size);
-    for (std::size_t k = r.begin(); k != r.end() && !absent.load(); ++k) {
-      const std::uint64_t at = sample_position(k, count, records);
-      if (!input.read_if_cached(at * size, record)) {
-        absent.store(true);
-        return;
-      }
-      sample[k] = keys(record.data());
-    }
-  });
-  if (absent.load()) return std::nullopt;
-  return sample;
-}
 
 /// What one GPU holds for both passes: the staging, the sinks its former's runs go to (pass
 /// one's partition_writer, pass two's output writer, chosen by run id) and the former.
@@ -155,12 +123,14 @@ strategy_result sort_by_partition(const sort_context& ctx) {
   std::future<std::unique_ptr<partition_lane>> setting_up = std::async(
       std::launch::async, [&] { return std::make_unique<partition_lane>(ctx, *known); });
   const std::size_t splitters = partition_splitters(total, ctx.plan.gpu_chunk_records);
+  const std::size_t sampled = splitters * partition_sample_per_splitter;
   std::optional<std::vector<std::uint64_t>> sample;
   {
     trace_recorder::scope timer(ctx.trace, "sample keys");
     ctx.arena.execute([&] {
-      sample = sample_cached_keys(ctx.input, keys, total,
-                                  splitters * partition_sample_per_splitter);
+      sample = read_cached_keys(
+          ctx.input, format, options.descending, sampled,
+          [&](std::uint64_t k) { return sample_position(k, sampled, total); });
     });
   }
   if (!sample) {
