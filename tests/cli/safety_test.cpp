@@ -84,6 +84,12 @@ bool can_unshare_mounts() {
   return is_root() && std::system("unshare -m --fork true >/dev/null 2>&1") == 0;
 }
 
+/// Script lines for a private mount namespace in which gpusort finds no /proc, so that its
+/// temporary output is named: procfs moves to .proc in the scratch directory, $P, where the
+/// script still finds its processes.
+const std::string private_proc =
+    "mkdir .proc && mount -t proc proc .proc && umount -l /proc && P=.proc; ";
+
 // --- 1. Standard output redirected to a file ---------------------------------------------
 
 TEST(StdoutFile, FileSizeLimitIsAnErrorNotATruncatedOutput) {
@@ -392,12 +398,17 @@ TEST(SpilledRuns, NoTemporaryFileOutlivesSuccessErrorOrSigterm) {
 // --- 11, 12, 13. Signals and missing kernel features ------------------------------------------
 
 /// Starts gpusort in the background reading a FIFO that the script holds open, so that the
-/// sort is certainly still running when `action` happens; then feeds the input.
+/// sort is certainly still running when `action` happens; then feeds the input. The action
+/// waits until gpusort itself runs and catches signals (procfs at $P, else /proc): a
+/// signal that reaches the shell's child before its exec is lost there (bash's child ignores
+/// SIGQUIT until it execs), and a loaded machine can take longer than any fixed pause.
 std::string with_blocked_sort(const std::string& prefix, const std::string& gpusort_args,
                               const std::string& action) {
   return "mkfifo feed; " + prefix + " \"$G\" --devices none " + gpusort_args +
-         " < feed & pid=$!; exec 3>feed; sleep 0.3; " + action +
-         "; cat in.bin >&3; exec 3>&-; wait $pid";
+         " < feed & pid=$!; exec 3>feed; name=$(basename \"$G\" | cut -c1-15); "
+         "for i in $(seq 1000); do [ \"$(cat ${P:-/proc}/$pid/comm 2>/dev/null)\" = \"$name\" ] "
+         "&& ! grep -q \"^SigCgt:[[:space:]]*0*$\" ${P:-/proc}/$pid/status && break; "
+         "sleep 0.01; done; sleep 0.3; " + action + "; cat in.bin >&3; exec 3>&-; wait $pid";
 }
 
 TEST(Signals, HangupIgnoredAtStartStaysIgnored) {
@@ -417,8 +428,9 @@ TEST(Signals, EveryTerminatingSignalRemovesANamedTemporary) {
   for (const char* sig : {"USR1", "USR2", "ALRM", "TERM", "INT", "HUP", "QUIT", "VTALRM"}) {
     SCOPED_TRACE(sig);
     const outcome o = run_script(
-        "unshare -m --fork bash -c 'set -m; umount -l /proc; G=$0; " +
-            with_blocked_sort("", "- out.bin", std::string("kill -") + sig + " $pid") + "' \"$G\"",
+        "unshare -m --fork bash -c '" + private_proc + "set -m; G=$0; " +
+            with_blocked_sort("", "- out.bin", std::string("kill -") + sig + " $pid") +
+            "' \"$G\"",
         dir);
     EXPECT_NE(o.status, 0);
     EXPECT_EQ(leftover_temporaries(dir), 0u) << "SIG" << sig << " left a temporary file";
@@ -435,10 +447,11 @@ TEST(Signals, KillingTheWaitingProcessEndsTheSortingChildAndItsTemporaries) {
   test::write_file(dir.file("out.bin"), data);  // the old output, to be kept
   // A child left running would read the input fed after the kill and replace out.bin.
   const std::string script =
-      with_blocked_sort("", "- out.bin", "kill -KILL $pid; sleep 0.5") + "; sleep 1; exit 0";
+      with_blocked_sort("", "- out.bin", "kill -KILL $pid; sleep 0.5") +
+      "; sleep 1; exit 0";
   const outcome o = can_unshare_mounts()
-                        ? run_script("unshare -m --fork bash -c 'set -m; umount -l /proc; G=$0; " +
-                                         script + "' \"$G\"",
+                        ? run_script("unshare -m --fork bash -c '" + private_proc +
+                                         "set -m; G=$0; " + script + "' \"$G\"",
                                      dir)
                         : run_script("set -m; " + script, dir);
   EXPECT_EQ(o.status, 0) << o.err;
