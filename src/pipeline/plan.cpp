@@ -279,11 +279,12 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     // merge thread) 9.4 / 7.5 s, merging at 3.4 GB/s; mapped whole and faulted in ahead
     // 6.8 / 6.5 s; mapped whole and faulted in by the merge's threads alone 9.0 / 7.2 s
     // (tools/bench/results/2026-11-29-h200-spill-merge). The last is what is left where the
-    // write-back threshold is unknown, so that nothing says how far ahead is safe. Half the
+    // write-back threshold is unknown, so that nothing says how far ahead is safe; where the
+    // whole output is within the distance, it is all faulted in from the start. Half the
     // threads here too: on the CPU path, 4 or 2 ended the same sort later (medians 7.20 /
     // 7.33 s against 6.68 s; tools/bench/results/2026-11-29-h200-growth).
     out.mode = output_mode::mapped_whole;
-    out.prefault = out.prefault_ahead_beside_runs(*input_bytes) < *input_bytes;
+    out.prefault = out.knows_write_back_beside_runs(*input_bytes);
     out.prefault_threads = out.prefault ? prefault_threads : 0;
     out.why = out.prefault
                   ? "runs spilled: mapped whole and faulted in from the start, ahead of the merge"
@@ -638,7 +639,8 @@ std::string sort_plan::describe(const record_format& format) const {
                                 : "; output in windows";
   if (bypass_page_cache) s += "; input and spills with O_DIRECT";
   if (output.prefault)
-    s += ", prefaulted by " + std::to_string(output.prefault_threads) + " threads";
+    s += ", prefaulted by " + std::to_string(output.prefault_threads) +
+         (output.prefault_threads == 1 ? " thread" : " threads");
   for (const std::string& line : why) s += "\n  because " + line;
   if (devices.size() > 1) s += "\n  GPUs selected: " + device_list_text(devices);
   for (const std::string& line : topology.describe()) s += "\n  " + line;

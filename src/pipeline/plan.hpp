@@ -241,6 +241,11 @@ struct output_plan {
       threshold = (usable_memory - run_bytes) / 100 * background_ratio;
     return threshold != 0 ? threshold / 4 * 3 : ~std::uint64_t{0};
   }
+  /// Whether that threshold is known, so that prefault_ahead_beside_runs bounds a prefault (an
+  /// output within the distance is faulted in whole, from the start).
+  [[nodiscard]] bool knows_write_back_beside_runs(std::uint64_t run_bytes) const noexcept {
+    return prefault_ahead_beside_runs(run_bytes) != ~std::uint64_t{0};
+  }
   std::string why;
   /// Whether an output of `total_bytes` is mapped whole: the mode's, or a stream's that ended
   /// within whole_up_to.

@@ -272,6 +272,12 @@ TEST(MakePlan, GpuRunsThatSpillPrefaultTheOutputOnlyAheadOfTheMerge) {
   EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
   EXPECT_TRUE(plan.output.prefault);
   EXPECT_EQ(plan.output.prefault_ahead_beside_runs(40 * GiB), 88 * GiB / 100 * 10 / 4 * 3);
+  // Where three quarters of the threshold span the whole output, all of it from the start.
+  facts.usable_memory = 1024 * GiB;
+  const sort_plan roomy = make_plan(40 * GiB, host, facts);
+  EXPECT_EQ(roomy.how, strategy::gpu_runs);
+  EXPECT_TRUE(roomy.output.prefault);
+  EXPECT_GE(roomy.output.prefault_ahead_beside_runs(40 * GiB), 40 * GiB);
 }
 
 TEST(MakePlan, AnOutputWrittenInPlaceIsNeverMappedNorPrefaulted) {
@@ -378,6 +384,15 @@ TEST(MakePlan, CpuSpilledRunsWhenTheInputExceedsTheBudget) {
   EXPECT_NE(why(ahead).find("the output faulted in at most 192 MiB ahead of the merge"),
             std::string::npos)
       << why(ahead);
+  // A threshold beyond the whole output (a host with much memory): all of it faulted in from
+  // the start, with no distance to keep.
+  known.dirty_background_bytes = 2 * GiB;
+  const sort_plan whole = make_plan(GiB, u64_options(64 * MiB), known);
+  EXPECT_EQ(whole.how, strategy::cpu_spilled_runs);
+  EXPECT_TRUE(whole.output.prefault) << why(whole);
+  EXPECT_GE(whole.output.prefault_ahead_beside_runs(GiB), GiB);
+  EXPECT_NE(why(whole).find("faulted in from the start"), std::string::npos) << why(whole);
+  EXPECT_EQ(why(whole).find("faulted in at most"), std::string::npos) << why(whole);
   // Merging sorted inputs (--merge) keeps its windows.
   sort_options merge = u64_options(64 * MiB);
   merge.merge_only = true;
