@@ -39,6 +39,7 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -98,6 +99,11 @@ struct radix_tuning {
   static constexpr std::uint64_t stream_min_bytes = std::uint64_t{1} << 20;
   /// Bytes per write-combining buffer (per bucket): two cache lines (one line was slower).
   static constexpr std::uint64_t wc_bytes = 128;
+  /// Buckets larger than the cache that need a buffer of their own take one from the sort's
+  /// pool up to this size (4 MiB each for 16 GiB of evenly spread keys); a larger one, which
+  /// only skewed keys leave, would hold that much memory until the sort ends, so it is
+  /// sorted where it lies (when it may) or in a buffer freed after it.
+  static constexpr std::uint64_t pooled_max_bytes = std::uint64_t{64} << 20;
 };
 
 /// Where a sorted range must end up: in the first buffer, the second, or either.
@@ -184,6 +190,19 @@ class radix_engine {
       return;
     }
     msd_step(src, nullptr, out, n, key_bits, place::second);
+  }
+
+  /// Sorts n records from `src`, which is never written, into `out` through `scratch` (n
+  /// records): the passes before the last go to scratch and the sort's own buffers, so that
+  /// each record of `out` is written once.
+  void sort_through(const std::byte* src, std::byte* scratch, std::byte* out,
+                    std::uint64_t n) const {
+    if (n * R <= radix_tuning::cache_max_bytes) {
+      std::memcpy(scratch, src, n * R);
+      cache_sort(scratch, out, n, key_bits, place::second);
+      return;
+    }
+    msd_step(src, out, scratch, n, key_bits, place::first);
   }
 
  private:
@@ -554,7 +573,9 @@ class radix_engine {
    * `hi`), then sorts each bucket by the bits below it (in parallel over buckets).
    * `src` is the range; `a` is src when the sort may write there, null when it is read-only
    * (then `want` must be place::second, and buckets too large for the cache pair with a
-   * buffer of their own instead of their place in a).
+   * buffer of their own instead of their place in a), or another buffer that only receives
+   * the result (`want` place::first): then each record of `a` is written once, but for
+   * buckets above radix_tuning::pooled_max_bytes.
    */
   bool msd_step(const std::byte* src, std::byte* a, std::byte* b, std::uint64_t n, unsigned hi,
                 place want) const {
@@ -594,9 +615,12 @@ class radix_engine {
     }
     const Word varying = any_set ^ all_set;
     if (varying == 0) {  // all keys equal: already sorted
-      if (want != place::second) return true;
-      copy_records(b, src, n * R);
-      return false;
+      if (want == place::second) {
+        copy_records(b, src, n * R);
+        return false;
+      }
+      if (a != src) copy_records(a, src, n * R);
+      return true;
     }
     const auto top = static_cast<unsigned>(std::bit_width(varying));
     if (top < hi) {
@@ -643,11 +667,27 @@ class radix_engine {
       const std::uint64_t count = bucket_begin[k + 1] - bucket_begin[k];
       if (count == 0) return;
       const std::uint64_t off = bucket_begin[k] * R;
-      if (to_a) sort_range(b + off, a + off, count, dg.shift, place::second);
-      else if (count * R <= radix_tuning::cache_max_bytes)
+      const bool in_cache = count * R <= radix_tuning::cache_max_bytes;
+      const bool pooled = count * R <= radix_tuning::pooled_max_bytes;
+      if (to_a && in_cache) {
+        cache_sort(b + off, a + off, count, dg.shift, place::second);
+      } else if (to_a && pooled) {
+        // Through a buffer of the pool into a, so that a is written once: sorting into a and
+        // again within it writes each of its pages twice.
+        pooled_buffer own(bucket_buffers_, count * R);
+        msd_step(b + off, a + off, own.data(), count, dg.shift, place::first);
+      } else if (to_a) {
+        sort_range(b + off, a + off, count, dg.shift, place::second);
+      } else if (in_cache) {
         cache_sort(b + off, nullptr, count, dg.shift, place::first);
-      else if (a != nullptr) sort_range(b + off, a + off, count, dg.shift, place::first);
-      else sort_range(b + off, host_buffer(count * R).data(), count, dg.shift, place::first);
+      } else if (a != nullptr) {
+        sort_range(b + off, a + off, count, dg.shift, place::first);
+      } else if (pooled) {
+        pooled_buffer own(bucket_buffers_, count * R);
+        sort_range(b + off, own.data(), count, dg.shift, place::first);
+      } else {
+        sort_range(b + off, host_buffer(count * R).data(), count, dg.shift, place::first);
+      }
     };
     tbb::parallel_for(tbb::blocked_range<unsigned>(0, radix, 1),
                       [&](const tbb::blocked_range<unsigned>& r) {
@@ -656,9 +696,58 @@ class radix_engine {
     return to_a;
   }
 
+  /// Buffers of buckets larger than the cache, kept for the next such bucket of the sort:
+  /// taken and given back per bucket, not per thread, since a thread that waits in a nested
+  /// parallel loop may start another bucket meanwhile. A fresh mapping per bucket paid its
+  /// page faults and zeroing again, 4096 times for 16 GiB.
+  class buffer_pool {
+   public:
+    host_buffer take(std::size_t bytes) {
+      {
+        std::lock_guard lock(mutex_);
+        const auto fits = std::find_if(free_.begin(), free_.end(),
+                                       [&](const host_buffer& b) { return b.size() >= bytes; });
+        if (fits != free_.end()) {
+          host_buffer b = std::move(*fits);
+          free_.erase(fits);
+          return b;
+        }
+      }
+      // An eighth more, in whole huge pages, so that the next bucket, a little larger, fits.
+      constexpr std::size_t huge = std::size_t{2} << 20;
+      return host_buffer((bytes + bytes / 8 + huge - 1) / huge * huge);
+    }
+    void give_back(host_buffer b) noexcept {
+      try {
+        std::lock_guard lock(mutex_);
+        free_.push_back(std::move(b));
+      } catch (...) {  // no room to keep it: it is freed instead
+      }
+    }
+
+   private:
+    std::mutex mutex_;
+    std::vector<host_buffer> free_;
+  };
+
+  /// A buffer of the pool for one bucket's sort.
+  class pooled_buffer {
+   public:
+    pooled_buffer(buffer_pool& pool, std::size_t bytes) : pool_(pool), b_(pool.take(bytes)) {}
+    ~pooled_buffer() { pool_.give_back(std::move(b_)); }
+    pooled_buffer(const pooled_buffer&) = delete;
+    pooled_buffer& operator=(const pooled_buffer&) = delete;
+    [[nodiscard]] std::byte* data() { return b_.data(); }
+
+   private:
+    buffer_pool& pool_;
+    host_buffer b_;
+  };
+
   detail::key_codec<Word> codec_;
   std::uint32_t key_offset_;
   mutable tbb::enumerable_thread_specific<host_buffer> cache_buffers_;
+  mutable buffer_pool bucket_buffers_;
 };
 
 /// Calls fn(engine) with the engine for R-byte records, integer or float keys.
@@ -806,6 +895,19 @@ void sort_records_from(const std::byte* src, std::byte* scratch, std::byte* out,
                        std::uint64_t count, const record_format& format, bool descending) {
   sort_to_output(src, scratch, out, count, format, descending, "sort_records_from",
                  [&](const auto& engine) { engine.sort_from(src, out, count); });
+}
+
+void sort_records_through(const std::byte* src, std::byte* scratch, std::byte* out,
+                          std::uint64_t count, const record_format& format, bool descending) {
+  if (sorts_records_directly(format) && count > 1) {
+    GPUSORT_EXPECTS(scratch != nullptr, "sort_records_through: null scratch buffer");
+    expect_disjoint(scratch, count * format.record_size, src, count * format.record_size,
+                    "sort_records_through: the scratch buffer overlaps the records");
+    expect_disjoint(scratch, count * format.record_size, out, count * format.record_size,
+                    "sort_records_through: the scratch buffer overlaps the output");
+  }
+  sort_to_output(src, scratch, out, count, format, descending, "sort_records_through",
+                 [&](const auto& engine) { engine.sort_through(src, scratch, out, count); });
 }
 
 }  // namespace gpusort::cpu

@@ -51,4 +51,17 @@ void sort_records_into(std::byte* data, std::byte* scratch, std::byte* out, std:
 void sort_records_from(const std::byte* src, std::byte* scratch, std::byte* out,
                        std::uint64_t count, const record_format& format, bool descending);
 
+/**
+ * Sorts `count` records of `format` from `src`, which is never written, into `out`, stably,
+ * writing each record of `out` once: the passes before the last go through `scratch`
+ * (sort_scratch_bytes(count, format) bytes) and buffers of the sort's own. For an output file's
+ * mapping larger than the kernel's write-back threshold: pages that the kernel writes back
+ * between two writes fault again on the second, and wait for the disk once the dirty-page
+ * limit is reached (sort_records_from writes each record into `out` twice).
+ * - None of the three overlap. Runs on the calling thread's TBB arena.
+ * @throw gpusort::error on a format it cannot sort.
+ */
+void sort_records_through(const std::byte* src, std::byte* scratch, std::byte* out,
+                          std::uint64_t count, const record_format& format, bool descending);
+
 }  // namespace gpusort::cpu

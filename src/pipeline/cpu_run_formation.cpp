@@ -178,15 +178,26 @@ void form_runs_from_mapping(std::span<const std::byte> bytes, const run_layout& 
 
 bool sort_single_run_into(io::input_source& input, const run_layout& layout,
                           const record_format& format, bool descending, io::output_sink& sink,
-                          std::uint64_t total_bytes, unsigned threads, trace_recorder* trace) {
+                          std::uint64_t total_bytes, unsigned threads, bool write_once,
+                          trace_recorder* trace) {
   const std::span<std::byte> out = sink.mapping();
   if (total_bytes == 0 || out.size() != total_bytes) return false;
   // Fault the output in on every core before the input is read: doing it on one core while
   // the other read was slower (4.2-5.5 s against 4.2-4.5 s end to end for 2 GiB, 2 cores).
-  sink.prefault(threads, /*wait=*/true);
+  // Not where each page is to be written once: faulting it in is a write.
+  if (!write_once) sink.prefault(threads, /*wait=*/true);
   const std::uint32_t rec = format.record_size;
   const std::uint64_t records = total_bytes / rec;
-  host_buffer scratch(static_cast<std::size_t>(cpu::sort_into_scratch_bytes(records, format)));
+  host_buffer scratch(static_cast<std::size_t>(
+      write_once ? cpu::sort_scratch_bytes(records, format)
+                 : cpu::sort_into_scratch_bytes(records, format)));
+  auto sort_from = [&](const std::byte* src) {
+    trace_recorder::scope timer(trace, "sort", total_bytes);
+    if (write_once)
+      cpu::sort_records_through(src, scratch.data(), out.data(), records, format, descending);
+    else
+      cpu::sort_records_from(src, scratch.data(), out.data(), records, format, descending);
+  };
   // One input file is sorted straight out of its page cache: reading it would copy it into
   // fresh memory, and faulting that in costs more than the copy.
   std::optional<io::input_mapping> mapped;
@@ -195,9 +206,7 @@ bool sort_single_run_into(io::input_source& input, const run_layout& layout,
     mapped = input.map_whole();
   }
   if (mapped && mapped->bytes().size() == total_bytes) {
-    trace_recorder::scope timer(trace, "sort", total_bytes);
-    cpu::sort_records_from(mapped->bytes().data(), scratch.data(), out.data(), records, format,
-                           descending);
+    sort_from(mapped->bytes().data());
     return true;
   }
   io::uring ring(64);
@@ -206,8 +215,12 @@ bool sort_single_run_into(io::input_source& input, const run_layout& layout,
   GPUSORT_EXPECTS(got == records, input.describe() + ": the input changed size while it was "
                                   "read (" + std::to_string(got * rec) + " bytes instead of " +
                                   std::to_string(total_bytes) + ")");
-  trace_recorder::scope timer(trace, "sort", total_bytes);
-  cpu::sort_records_into(data.data(), scratch.data(), out.data(), records, format, descending);
+  if (write_once) {
+    sort_from(data.data());
+  } else {
+    trace_recorder::scope timer(trace, "sort", total_bytes);
+    cpu::sort_records_into(data.data(), scratch.data(), out.data(), records, format, descending);
+  }
   return true;
 }
 

@@ -40,11 +40,15 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
  * - `sink` is the output sink for `total_bytes` (= input.known_size()); nothing is read and
  *   false is returned unless it maps the whole output (output_sink::mapping()), and the
  *   caller sorts the general way. Its pages are faulted in first with `threads` threads.
+ * - `write_once` (output_plan::write_once): the sort goes through a scratch buffer of the
+ *   input's size instead (cpu::sort_records_through) and writes each output page once, which
+ *   is not faulted in first.
  * - Returns true once every record is sorted into the sink (the caller still calls finish).
  * @throw gpusort::error from reading or sorting, or when the input's size changed.
  */
 bool sort_single_run_into(io::input_source& input, const run_layout& layout,
                           const record_format& format, bool descending, io::output_sink& sink,
-                          std::uint64_t total_bytes, unsigned threads, trace_recorder* trace);
+                          std::uint64_t total_bytes, unsigned threads, bool write_once,
+                          trace_recorder* trace);
 
 }  // namespace gpusort::pipeline

@@ -210,6 +210,24 @@ run_layout layout_for(std::optional<std::uint64_t> input_bytes, const sort_optio
   });
 }
 
+/// Whether one CPU run of `input_bytes` is to write each page of the output once
+/// (output_plan::write_once). Past the write-back threshold the kernel writes pages back
+/// between two writes: 16 GiB on the H200 machine (16 cores, threshold 12.6 GiB) took 7.75 s
+/// written twice and 4.66 s once; 6 GiB on the 2-core VM (threshold 2.3 GiB) 29-240 s twice,
+/// 14.3-18.1 s once. Below it the choice moves the time by 12-30% either way (8 GiB on the
+/// H200 machine 2.61 s twice, 2.30 s once; 2 GiB on the VM 4.0-5.4 s twice, 5.9-7.3 s once:
+/// on 2 cores the faults cannot hide behind idle ones), so the line keeps a quarter of the
+/// threshold spare for other dirty pages (tools/bench/results/2026-11-29-h200-one-run-write-once).
+bool writes_one_run_once(std::uint64_t input_bytes, const output_plan& out) {
+  return input_bytes > out.prefault_ahead_beside_runs(0);
+}
+
+std::string write_once_reason(const output_plan& out) {
+  return "one CPU run: sorted through a scratch buffer, its last pass writing each page of the "
+         "output mapping once (the output passes three quarters of the kernel's write-back "
+         "threshold, " + format_bytes(out.write_back_beside_runs(0)) + ")";
+}
+
 /// plan_output, given the run layout make_plan has already made.
 output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_options& options,
                         const host_facts& facts, const run_layout& layout) {
@@ -251,6 +269,8 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     out.mode = output_mode::mapped_whole;
     out.prefault = true;
     out.prefault_threads = prefault_threads;
+    // Should no GPU turn up, one CPU run still writes each page once after the prefault.
+    out.write_once = layout.single_run && writes_one_run_once(*input_bytes, out);
     out.why = "the output fits the host budget and a GPU may sort it: mapped whole and " +
               std::string("faulted in on idle cores from the start");
     return out;
@@ -270,7 +290,9 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
   }
   if (input_bytes && *input_bytes > 0 && layout.single_run) {
     out.mode = output_mode::mapped_whole;
-    out.why = "one CPU run: its last pass writes into the output mapping";
+    out.write_once = writes_one_run_once(*input_bytes, out);
+    out.why = out.write_once ? write_once_reason(out)
+                             : "one CPU run: its last pass writes into the output mapping";
   } else if (input_bytes && *input_bytes > budget && !options.merge_only) {
     // Runs that spill are merged after they have all formed: the output's pages are faulted
     // in from the start, at most output_plan::prefault_ahead_beside_runs ahead of the merge,
@@ -597,6 +619,9 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
     plan.how = strategy::cpu_one_run;
     plan.why.push_back(size_words + " and its sort fit the host budget: one run, sorted " +
                        "from the input into the output mapping");
+    // (Planned for a GPU, the output's reason does not say it.)
+    if (plan.output.write_once && plan.output.prefault)
+      plan.why.push_back(write_once_reason(plan.output));
   } else if (input_bytes && plan.layout.resident_bytes >= *input_bytes) {
     plan.how = strategy::cpu_runs;
     plan.why.push_back(input_bytes == 0

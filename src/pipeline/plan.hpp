@@ -236,16 +236,28 @@ struct output_plan {
   /// write-back threshold (unlimited when unknown). Pages faulted in past the threshold are
   /// written back as zeros while the merge runs into them.
   [[nodiscard]] std::uint64_t prefault_ahead_beside_runs(std::uint64_t run_bytes) const noexcept {
-    std::uint64_t threshold = background_bytes;
-    if (threshold == 0 && background_ratio != 0 && usable_memory > run_bytes)
-      threshold = (usable_memory - run_bytes) / 100 * background_ratio;
+    const std::uint64_t threshold = write_back_beside_runs(run_bytes);
     return threshold != 0 ? threshold / 4 * 3 : ~std::uint64_t{0};
+  }
+  /// The write-back threshold while `run_bytes` sit in anonymous memory; 0 when unknown.
+  [[nodiscard]] std::uint64_t write_back_beside_runs(std::uint64_t run_bytes) const noexcept {
+    if (background_bytes != 0) return background_bytes;
+    if (background_ratio != 0 && usable_memory > run_bytes)
+      return (usable_memory - run_bytes) / 100 * background_ratio;
+    return 0;
   }
   /// Whether that threshold is known, so that prefault_ahead_beside_runs bounds a prefault (an
   /// output within the distance is faulted in whole, from the start).
   [[nodiscard]] bool knows_write_back_beside_runs(std::uint64_t run_bytes) const noexcept {
     return prefault_ahead_beside_runs(run_bytes) != ~std::uint64_t{0};
   }
+  /// One CPU run is sorted into the output through a scratch buffer of its size (which the
+  /// run layout's working set already counts), writing each page of the output once (not
+  /// faulted in first, unless the plan was made for a GPU that did not turn up): the output
+  /// is larger than three quarters of the (known) write-back threshold, and pages the kernel
+  /// writes back between two writes fault again on the second and are throttled to the
+  /// disk's pace.
+  bool write_once = false;
   std::string why;
   /// Whether an output of `total_bytes` is mapped whole: the mode's, or a stream's that ended
   /// within whole_up_to.

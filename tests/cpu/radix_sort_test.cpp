@@ -359,6 +359,11 @@ TEST_P(radix_sort_layouts, sorts_into_a_separate_output) {
       sort_records_from(src.data(), scratch.empty() ? nullptr : scratch.data(), out.data(), n, f,
                         descending);
       ASSERT_TRUE(out == want) << "sort_records_from";
+      // And sort_records_through, through a scratch buffer of its own size.
+      std::vector<std::byte> through_scratch(sort_scratch_bytes(n, f));
+      std::fill(out.begin(), out.end(), std::byte{0});
+      sort_records_through(src.data(), through_scratch.data(), out.data(), n, f, descending);
+      ASSERT_TRUE(out == want) << "sort_records_through";
     }
   }
 }
@@ -388,7 +393,38 @@ TEST(radix_sort_into, equal_and_skewed_keys_land_in_the_output) {
     std::fill(out.begin(), out.end(), std::byte{0});
     sort_records_from(src.data(), nullptr, out.data(), n, f, false);
     EXPECT_TRUE(out == want) << "sort_records_from, shape " << shape;
+    // Through scratch, the skewed keys' large bucket goes through a buffer of the sort's pool.
+    std::vector<std::byte> scratch(sort_scratch_bytes(n, f));
+    std::fill(out.begin(), out.end(), std::byte{0});
+    sort_records_through(src.data(), scratch.data(), out.data(), n, f, false);
+    EXPECT_TRUE(out == want) << "sort_records_through, shape " << shape;
   }
+}
+
+TEST(radix_sort_into, a_bucket_too_large_for_the_pool_still_lands_in_the_output) {
+  // 128 MiB of records, 90% of whose keys share their top bits: after the first pass their
+  // bucket (about 115 MiB) exceeds what the sort's pool lends a bucket, and is sorted where
+  // it must end instead.
+  const record_format f = make_format(key_type::u64, 8, 16, 0);
+  const std::uint64_t n = (std::uint64_t{1} << 23) + 3;
+  const std::uint64_t seed = test::base_seed() + 97;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> in(n * f.record_size);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t v = (rng() % 10 == 0) ? rng() : (rng() & 0xffffff);
+    std::memcpy(in.data() + i * f.record_size, &v, 8);
+  }
+  stamp_index(in, f);
+  const std::vector<std::byte> want = reference_sort(in, f, false);
+  const read_only_records src(in);
+  std::vector<std::byte> out(in.size());
+  std::vector<std::byte> scratch(sort_scratch_bytes(n, f));
+  sort_records_through(src.data(), scratch.data(), out.data(), n, f, false);
+  EXPECT_TRUE(out == want) << "sort_records_through";
+  std::fill(out.begin(), out.end(), std::byte{0});
+  sort_records_from(src.data(), nullptr, out.data(), n, f, false);
+  EXPECT_TRUE(out == want) << "sort_records_from";
 }
 
 TEST(radix_sort_into, clustered_keys_stay_stable) {
@@ -415,6 +451,10 @@ TEST(radix_sort_into, clustered_keys_stay_stable) {
     std::fill(out.begin(), out.end(), std::byte{0});
     sort_records_from(src.data(), nullptr, out.data(), n, f, false);
     EXPECT_TRUE(out == want) << "sort_records_from";
+    std::vector<std::byte> scratch(sort_scratch_bytes(n, f));
+    std::fill(out.begin(), out.end(), std::byte{0});
+    sort_records_through(src.data(), scratch.data(), out.data(), n, f, false);
+    EXPECT_TRUE(out == want) << "sort_records_through";
   }
 }
 
@@ -488,6 +528,11 @@ TEST(radix_sort_errors, rejects_bad_formats_and_overlap) {
   const record_format ok = make_format(key_type::u64, 8, 8, 0);
   EXPECT_THROW(sort_records(data.data(), data.data() + 8, 4, ok, false), gpusort::error);
   EXPECT_THROW(sort_records_into(data.data(), nullptr, data.data() + 8, 4, ok, false),
+               gpusort::error);
+  std::vector<std::byte> out(64);
+  EXPECT_THROW(sort_records_through(data.data(), out.data() + 8, out.data(), 4, ok, false),
+               gpusort::error);
+  EXPECT_THROW(sort_records_through(data.data(), nullptr, out.data(), 4, ok, false),
                gpusort::error);
 }
 

@@ -333,6 +333,35 @@ TEST(MakePlan, CpuOneRunWhenTheSortFitsTheBudget) {
   EXPECT_NE(why(plan).find("sorting on the CPU"), std::string::npos) << why(plan);
 }
 
+TEST(MakePlan, OneCpuRunPastTheWriteBackThresholdWritesEachOutputPageOnce) {
+  // 64 GiB usable, vm.dirty_background_ratio 10: the kernel writes back from 6.4 GiB of
+  // dirty pages, and the plan keeps a quarter of that spare.
+  host_facts facts = cpu_host();
+  facts.dirty_background_ratio = 10;
+  const sort_plan small = make_plan(4 * GiB, u64_options(), facts);
+  EXPECT_EQ(small.how, strategy::cpu_one_run) << why(small);
+  EXPECT_FALSE(small.output.write_once);
+  const sort_plan large = make_plan(8 * GiB, u64_options(), facts);
+  EXPECT_EQ(large.how, strategy::cpu_one_run) << why(large);
+  EXPECT_TRUE(large.output.write_once);
+  EXPECT_FALSE(large.output.prefault) << "faulting a page in writes it";
+  EXPECT_NE(why(large).find("writing each page of the output mapping once"), std::string::npos)
+      << why(large);
+  // Where the threshold is unknown, nothing says a second write would be written back first.
+  EXPECT_FALSE(make_plan(8 * GiB, u64_options(), cpu_host()).output.write_once);
+  // Runs that are merged write the output once anyway.
+  EXPECT_FALSE(make_plan(8 * GiB, u64_options(12 * GiB), facts).output.write_once);
+  // Planned for a GPU that is not there: faulted in already, then written once by the sort.
+  facts.gpu_allowed = true;
+  facts.gpu_note = "no usable CUDA device found";
+  const sort_plan absent = make_plan(8 * GiB, u64_options(), facts);
+  EXPECT_EQ(absent.how, strategy::cpu_one_run) << why(absent);
+  EXPECT_TRUE(absent.output.prefault);
+  EXPECT_TRUE(absent.output.write_once);
+  EXPECT_NE(why(absent).find("writing each page of the output mapping once"), std::string::npos)
+      << why(absent);
+}
+
 TEST(MakePlan, AllowedButAbsentGpuStillPrefaultsForTheCpu) {
   // The output is planned before the GPU is probed: when none turns up, the CPU strategies
   // write into the pages already faulted in.
