@@ -621,7 +621,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                        "from the input into the output mapping");
     // (Planned for a GPU, the output's reason does not say it.)
     if (plan.output.write_once && plan.output.prefault)
-      plan.why.push_back(write_once_reason(plan.output));
+      plan.why.push_back(write_once_reason(plan.output) +
+                         "; the prefault started for the GPU stops where it is");
   } else if (input_bytes && plan.layout.resident_bytes >= *input_bytes) {
     plan.how = strategy::cpu_runs;
     plan.why.push_back(input_bytes == 0

@@ -253,7 +253,7 @@ struct output_plan {
   }
   /// One CPU run is sorted into the output through a scratch buffer of its size (which the
   /// run layout's working set already counts), writing each page of the output once (not
-  /// faulted in first, unless the plan was made for a GPU that did not turn up): the output
+  /// faulted in first; a prefault started for a GPU that did not turn up stops): the output
   /// is larger than three quarters of the (known) write-back threshold, and pages the kernel
   /// writes back between two writes fault again on the second and are throttled to the
   /// disk's pace.

@@ -9,6 +9,9 @@ namespace gpusort::pipeline {
 strategy_result sort_cpu_one_run(const sort_context& ctx) {
   const std::uint64_t bytes = ctx.input.known_size().value_or(0);
   io::output_sink& sink = ctx.output.open(bytes);
+  // A prefault started for a GPU that did not turn up stops where it is: faulting a page in
+  // writes it, and the sort is to write each page once.
+  if (ctx.plan.output.write_once) ctx.output.limit_prefault(0);
   if (!sort_single_run_into(ctx.input, ctx.plan.layout, ctx.options.format,
                             ctx.options.descending, sink, bytes, ctx.plan.threads,
                             ctx.plan.output.write_once, ctx.trace))
