@@ -11,10 +11,12 @@ namespace gpusort::pipeline {
 strategy_result sort_cpu_runs(const sort_context& ctx) {
   run_store runs(ctx.options.format.record_size, ctx.plan.layout.resident_bytes,
                  ctx.options.temp_dir, ctx.plan.bypass_page_cache, ctx.trace);
-  // Runs that spill are merged once all have formed, from the output's start: its prefault
-  // (planned from the start) stays within the kernel's write-back threshold ahead of that.
+  // Runs are merged once all have formed, from the output's start: its prefault (planned from
+  // the start, for runs that spill or for a GPU that did not turn up) stays within the kernel's
+  // write-back threshold ahead of that, or pages faulted in are written back before the merge
+  // writes them and fault again.
   if (const std::optional<std::uint64_t> size = ctx.input.known_size();
-      size && ctx.plan.how == strategy::cpu_spilled_runs && ctx.plan.output.prefault)
+      size && ctx.plan.output.prefault)
     ctx.output.limit_prefault(ctx.plan.output.prefault_ahead_beside_runs(*size));
   // An input read past the page cache is not mapped, which would fill the cache after all.
   form_runs_on_cpu(ctx.input, ctx.plan.layout, ctx.options.format, ctx.options.descending,
