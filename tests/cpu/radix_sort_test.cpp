@@ -368,63 +368,63 @@ TEST_P(radix_sort_layouts, sorts_into_a_separate_output) {
   }
 }
 
-TEST(radix_sort_into, equal_and_skewed_keys_land_in_the_output) {
-  // All-equal keys end without a single scatter; skewed keys recurse through a second pass
-  // over memory. Both must still come out in `out`.
-  const record_format f = make_format(key_type::u64, 8, 16, 0);
-  const std::uint64_t n = (std::uint64_t{1} << 21) + 5;
-  const std::uint64_t seed = test::base_seed() + 91;
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  for (int shape = 0; shape < 2; ++shape) {
-    std::vector<std::byte> in(n * f.record_size);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t v = shape == 0 ? 42 : ((rng() % 10 == 0) ? rng() : (rng() & 0xffff));
-      std::memcpy(in.data() + i * f.record_size, &v, 8);
-    }
-    stamp_index(in, f);
-    std::vector<std::byte> data = in;
-    std::vector<std::byte> out(in.size());
-    sort_records_into(data.data(), nullptr, out.data(), n, f, false);
-    const std::vector<std::byte> want = reference_sort(in, f, false);
-    EXPECT_TRUE(out == want) << "shape " << shape;
-    // From a read-only source, buckets too large for the cache need buffers of their own.
-    const read_only_records src(in);
-    std::fill(out.begin(), out.end(), std::byte{0});
-    sort_records_from(src.data(), nullptr, out.data(), n, f, false);
-    EXPECT_TRUE(out == want) << "sort_records_from, shape " << shape;
-    // Through scratch, the skewed keys' large bucket goes through a buffer of the sort's pool.
-    std::vector<std::byte> scratch(sort_scratch_bytes(n, f));
-    std::fill(out.begin(), out.end(), std::byte{0});
-    sort_records_through(src.data(), scratch.data(), out.data(), n, f, false);
-    EXPECT_TRUE(out == want) << "sort_records_through, shape " << shape;
-  }
-}
-
-TEST(radix_sort_into, a_bucket_too_large_for_the_pool_still_lands_in_the_output) {
-  // 128 MiB of records, 90% of whose keys share their top bits: after the first pass their
-  // bucket (about 115 MiB) exceeds what the sort's pool lends a bucket, and is sorted where
-  // it must end instead.
-  const record_format f = make_format(key_type::u64, 8, 16, 0);
-  const std::uint64_t n = (std::uint64_t{1} << 23) + 3;
-  const std::uint64_t seed = test::base_seed() + 97;
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+/// Key + index records of u64 keys, key(rng) giving each key, stamped with their index.
+template <typename KeyFn>
+std::vector<std::byte> keyed_records(const record_format& f, std::uint64_t n, KeyFn&& key) {
   std::vector<std::byte> in(n * f.record_size);
   for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t v = (rng() % 10 == 0) ? rng() : (rng() & 0xffffff);
+    const std::uint64_t v = key();
     std::memcpy(in.data() + i * f.record_size, &v, 8);
   }
   stamp_index(in, f);
-  const std::vector<std::byte> want = reference_sort(in, f, false);
-  const read_only_records src(in);
+  return in;
+}
+
+/// sort_records_into, and from a read-only copy of `in` sort_records_from and
+/// sort_records_through, must each give `want` in their output.
+void expect_every_sort_into_an_output(const std::vector<std::byte>& in, const record_format& f,
+                                      const std::vector<std::byte>& want) {
+  const std::uint64_t n = in.size() / f.record_size;
+  std::vector<std::byte> data = in;
   std::vector<std::byte> out(in.size());
-  std::vector<std::byte> scratch(sort_scratch_bytes(n, f));
-  sort_records_through(src.data(), scratch.data(), out.data(), n, f, false);
-  EXPECT_TRUE(out == want) << "sort_records_through";
+  sort_records_into(data.data(), nullptr, out.data(), n, f, false);
+  EXPECT_TRUE(out == want) << "sort_records_into";
+  // From a read-only source, buckets too large for the cache need buffers of their own.
+  const read_only_records src(in);
   std::fill(out.begin(), out.end(), std::byte{0});
   sort_records_from(src.data(), nullptr, out.data(), n, f, false);
   EXPECT_TRUE(out == want) << "sort_records_from";
+  // Through scratch, a bucket too large for the cache goes through a buffer of the sort's
+  // pool, or beyond what the pool lends, is sorted where it must end.
+  std::vector<std::byte> scratch(sort_scratch_bytes(n, f));
+  std::fill(out.begin(), out.end(), std::byte{0});
+  sort_records_through(src.data(), scratch.data(), out.data(), n, f, false);
+  EXPECT_TRUE(out == want) << "sort_records_through";
+}
+
+TEST(radix_sort_into, equal_and_skewed_keys_land_in_the_output) {
+  // All-equal keys end without a single scatter; skewed keys (one in ten random, the rest
+  // below `small`) recurse through a second pass over memory. The last shape, 128 MiB, leaves
+  // a bucket of about 115 MiB after the first pass, more than the sort's pool lends a bucket.
+  // All must still come out in `out`.
+  const record_format f = make_format(key_type::u64, 8, 16, 0);
+  struct shape {
+    std::uint64_t n;
+    std::uint64_t small;  // 0: every key equal
+  };
+  for (const shape sh : {shape{(std::uint64_t{1} << 21) + 5, 0},
+                         shape{(std::uint64_t{1} << 21) + 5, 0x10000},
+                         shape{(std::uint64_t{1} << 23) + 3, 0x1000000}}) {
+    const std::uint64_t seed = test::base_seed() + 91 + sh.small;
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(sh.n) +
+                 " records, small keys below " + std::to_string(sh.small));
+    std::mt19937_64 rng(seed);
+    const std::vector<std::byte> in = keyed_records(f, sh.n, [&]() -> std::uint64_t {
+      if (sh.small == 0) return 42;
+      return (rng() % 10 == 0) ? rng() : rng() % sh.small;
+    });
+    expect_every_sort_into_an_output(in, f, reference_sort(in, f, false));
+  }
 }
 
 TEST(radix_sort_into, clustered_keys_stay_stable) {
@@ -435,26 +435,10 @@ TEST(radix_sort_into, clustered_keys_stay_stable) {
     const std::uint64_t seed = test::base_seed() + 73 + n;
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937_64 rng(seed);
-    std::vector<std::byte> in(n * f.record_size);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t v =
-          (rng() % 8 == 0) ? rng() : ((std::uint64_t{7} << 60) | (rng() & 0xfff));
-      std::memcpy(in.data() + i * f.record_size, &v, 8);
-    }
-    stamp_index(in, f);
-    const std::vector<std::byte> want = reference_sort(in, f, false);
-    std::vector<std::byte> data = in;
-    std::vector<std::byte> out(in.size());
-    sort_records_into(data.data(), nullptr, out.data(), n, f, false);
-    EXPECT_TRUE(out == want) << "sort_records_into";
-    const read_only_records src(in);
-    std::fill(out.begin(), out.end(), std::byte{0});
-    sort_records_from(src.data(), nullptr, out.data(), n, f, false);
-    EXPECT_TRUE(out == want) << "sort_records_from";
-    std::vector<std::byte> scratch(sort_scratch_bytes(n, f));
-    std::fill(out.begin(), out.end(), std::byte{0});
-    sort_records_through(src.data(), scratch.data(), out.data(), n, f, false);
-    EXPECT_TRUE(out == want) << "sort_records_through";
+    const std::vector<std::byte> in = keyed_records(f, n, [&]() -> std::uint64_t {
+      return (rng() % 8 == 0) ? rng() : ((std::uint64_t{7} << 60) | (rng() & 0xfff));
+    });
+    expect_every_sort_into_an_output(in, f, reference_sort(in, f, false));
   }
 }
 
