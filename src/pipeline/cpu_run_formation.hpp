@@ -34,9 +34,9 @@ void form_runs_on_cpu(io::input_source& input, const run_layout& layout,
  * One input file is mapped read-only and sorted from its page cache into the output file's
  * mapping (io::input_source::map_whole, cpu::sort_records_from); other inputs are read into
  * host memory, and the radix sort uses that memory and the output mapping as its two buffers.
- * Either way the last pass writes the sorted records in place: no scratch buffer (fresh
- * memory costs a page fault and zeroing per page), and no pass that copies the sorted run
- * into the output.
+ * Either way the last pass writes the sorted records in place: no pass that copies the sorted
+ * run into the output, and no scratch buffer (fresh memory costs a page fault and zeroing per
+ * page) unless `write_once` asks for one.
  * - `sink` is the output sink for `total_bytes` (= input.known_size()); nothing is read and
  *   false is returned unless it maps the whole output (output_sink::mapping()), and the
  *   caller sorts the general way. Its pages are faulted in first with `threads` threads.

@@ -224,8 +224,8 @@ bool writes_one_run_once(std::uint64_t input_bytes, const output_plan& out) {
 
 std::string write_once_reason(const output_plan& out) {
   return "one CPU run: sorted through a scratch buffer, its last pass writing each page of the "
-         "output mapping once (the output passes three quarters of the kernel's write-back "
-         "threshold, " + format_bytes(out.write_back_beside_runs(0)) + ")";
+         "output mapping once (the output is over three quarters of the kernel's write-back "
+         "threshold of " + format_bytes(out.write_back_beside_runs(0)) + ")";
 }
 
 /// plan_output, given the run layout make_plan has already made.
