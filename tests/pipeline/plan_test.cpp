@@ -351,7 +351,8 @@ TEST(MakePlan, OneCpuRunPastTheWriteBackThresholdWritesEachOutputPageOnce) {
   EXPECT_FALSE(make_plan(8 * GiB, u64_options(), cpu_host()).output.write_once);
   // Runs that are merged write the output once anyway.
   EXPECT_FALSE(make_plan(8 * GiB, u64_options(12 * GiB), facts).output.write_once);
-  // Planned for a GPU that is not there: faulted in already, then written once by the sort.
+  // Planned for a GPU that is not there: the prefault begun before the probe stops when the
+  // sort starts (sort_cpu_one_run), which writes each page once.
   facts.gpu_allowed = true;
   facts.gpu_note = "no usable CUDA device found";
   const sort_plan absent = make_plan(8 * GiB, u64_options(), facts);
