@@ -191,10 +191,15 @@ bool sort_single_run_into(io::input_source& input, const run_layout& layout,
   host_buffer scratch(static_cast<std::size_t>(
       write_once ? cpu::sort_scratch_bytes(records, format)
                  : cpu::sort_into_scratch_bytes(records, format)));
-  auto sort_from = [&](const std::byte* src) {
+  // Sorts `src` into the output: through the scratch buffer where each page is written once,
+  // else with the output as the sort's second buffer and `writable` (src, or null where src is
+  // the input's read-only mapping) as its first.
+  auto sort = [&](const std::byte* src, std::byte* writable) {
     trace_recorder::scope timer(trace, "sort", total_bytes);
     if (write_once)
       cpu::sort_records_through(src, scratch.data(), out.data(), records, format, descending);
+    else if (writable != nullptr)
+      cpu::sort_records_into(writable, scratch.data(), out.data(), records, format, descending);
     else
       cpu::sort_records_from(src, scratch.data(), out.data(), records, format, descending);
   };
@@ -206,7 +211,7 @@ bool sort_single_run_into(io::input_source& input, const run_layout& layout,
     mapped = input.map_whole();
   }
   if (mapped && mapped->bytes().size() == total_bytes) {
-    sort_from(mapped->bytes().data());
+    sort(mapped->bytes().data(), nullptr);
     return true;
   }
   io::uring ring(64);
@@ -215,12 +220,7 @@ bool sort_single_run_into(io::input_source& input, const run_layout& layout,
   GPUSORT_EXPECTS(got == records, input.describe() + ": the input changed size while it was "
                                   "read (" + std::to_string(got * rec) + " bytes instead of " +
                                   std::to_string(total_bytes) + ")");
-  if (write_once) {
-    sort_from(data.data());
-  } else {
-    trace_recorder::scope timer(trace, "sort", total_bytes);
-    cpu::sort_records_into(data.data(), scratch.data(), out.data(), records, format, descending);
-  }
+  sort(data.data(), data.data());
   return true;
 }
 

@@ -249,7 +249,7 @@ struct output_plan {
   /// Whether that threshold is known, so that prefault_ahead_beside_runs bounds a prefault (an
   /// output within the distance is faulted in whole, from the start).
   [[nodiscard]] bool knows_write_back_beside_runs(std::uint64_t run_bytes) const noexcept {
-    return prefault_ahead_beside_runs(run_bytes) != ~std::uint64_t{0};
+    return write_back_beside_runs(run_bytes) != 0;
   }
   /// One CPU run is sorted into the output through a scratch buffer of its size (which the
   /// run layout's working set already counts), writing each page of the output once (not
