@@ -266,6 +266,10 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     // writing it is a copy. Half the threads: 8 of 16 on the H200 machine ended the 8 GiB
     // sort soonest (4 prefaulted too slowly, 16 slowed the read and the pinning). Only within
     // the host budget: prefaulting an output larger than memory would only evict it again.
+    // Whole, past the kernel's write-back threshold too: the GPU's copies write each page
+    // once, after it is faulted in. 24 GiB on the H200 machine (threshold 12.5 GiB) took
+    // 4.1-4.4 s so, 5.1-5.2 s with the prefault held three quarters of the threshold ahead
+    // of the copies, 10.7-11.2 s with none (tools/bench/results/2026-11-29-h200-one-chunk-ahead).
     out.mode = output_mode::mapped_whole;
     out.prefault = true;
     out.prefault_threads = prefault_threads;
@@ -293,24 +297,32 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     out.write_once = writes_one_run_once(*input_bytes, out);
     out.why = out.write_once ? write_once_reason(out)
                              : "one CPU run: its last pass writes into the output mapping";
-  } else if (input_bytes && *input_bytes > budget && !options.merge_only) {
-    // Runs that spill are merged after they have all formed: the output's pages are faulted
-    // in from the start, at most output_plan::prefault_ahead_beside_runs ahead of the merge,
-    // which then mostly stores. 16 GiB with -S 4G on the H200 machine's 16 cores, CPU path /
-    // GPU runs: a mapping per 64 MiB window (mapped with MAP_POPULATE and unmapped by each
-    // merge thread) 9.4 / 7.5 s, merging at 3.4 GB/s; mapped whole and faulted in ahead
-    // 6.8 / 6.5 s; mapped whole and faulted in by the merge's threads alone 9.0 / 7.2 s
-    // (tools/bench/results/2026-11-29-h200-spill-merge). The last is what is left where the
-    // write-back threshold is unknown, so that nothing says how far ahead is safe; where the
-    // whole output is within the distance, it is all faulted in from the start. Half the
-    // threads here too: on the CPU path, 4 or 2 ended the same sort later (medians 7.20 /
-    // 7.33 s against 6.68 s; tools/bench/results/2026-11-29-h200-growth).
+  } else if (input_bytes && *input_bytes > 0 && !options.merge_only) {
+    // Runs are merged after they have all formed, into one mapping of the output whose pages
+    // are faulted in from the start, at most output_plan::prefault_ahead_beside_runs ahead of
+    // the merge, which then mostly stores (the runs' strategy holds the prefault back).
+    // - Runs that spill: 16 GiB with -S 4G on the H200 machine's 16 cores, CPU path / GPU runs:
+    //   a mapping per 64 MiB window (mapped with MAP_POPULATE and unmapped by each merge
+    //   thread) 9.4 / 7.5 s, merging at 3.4 GB/s; mapped whole and faulted in ahead 6.8 /
+    //   6.5 s; mapped whole and faulted in by the merge's threads alone 9.0 / 7.2 s
+    //   (tools/bench/results/2026-11-29-h200-spill-merge).
+    // - Runs kept in memory, written in windows before: 16 GiB with -S 24G there 5.55 s
+    //   against 5.37 s (merge 1.43-1.54 s against 1.13-1.14 s); 3 GiB with -S 4G on the 2-core
+    //   VM 9.1-11.6 s against 6.1-8.9 s (merge and write 3.7 s against 1.1 s)
+    //   (tools/bench/results/2026-11-29-h200-one-chunk-ahead).
+    // Where the write-back threshold is unknown, nothing says how far ahead is safe, and the
+    // merge's threads fault in what they write; where the whole output is within the
+    // distance, it is all faulted in from the start. Half the threads here too: on the CPU
+    // path, 4 or 2 ended the spilled sort later (medians 7.20 / 7.33 s against 6.68 s;
+    // tools/bench/results/2026-11-29-h200-growth).
+    const std::string runs = layout.resident_bytes >= *input_bytes ? "runs kept in memory"
+                                                                   : "runs spilled";
     out.mode = output_mode::mapped_whole;
     out.prefault = out.knows_write_back_beside_runs(*input_bytes);
     out.prefault_threads = out.prefault ? prefault_threads : 0;
     out.why = out.prefault
-                  ? "runs spilled: mapped whole and faulted in from the start, ahead of the merge"
-                  : "runs spilled: mapped whole, each merge thread faulting in what it writes";
+                  ? runs + ": mapped whole and faulted in from the start, ahead of the merge"
+                  : runs + ": mapped whole, each merge thread faulting in what it writes";
   } else {
     out.why = "merged runs: written in windows";
   }
@@ -638,7 +650,8 @@ sort_plan make_plan(std::optional<std::uint64_t> input_bytes, const sort_options
                           "the budget, spilled beyond, and merged");
   }
   plan.why.push_back(plan.output.why);
-  if (plan.how == strategy::cpu_spilled_runs) explain_prefault_ahead(input_bytes, plan);
+  if (plan.how == strategy::cpu_runs || plan.how == strategy::cpu_spilled_runs)
+    explain_prefault_ahead(input_bytes, plan);
   return plan;
 }
 

@@ -272,9 +272,10 @@ struct output_plan {
  * within the host budget is mapped whole, and prefaulted when a GPU may sort it (the host's
  * cores idle meanwhile; without a GPU the CPU strategies write into the same pages). A stream
  * that a GPU may sort is opened when it ends and treated alike if it ended within the budget.
- * Else a single CPU run maps it whole and faults it in itself; a sort whose runs spill maps it
- * whole and faults it in from the start, ahead of the merge, where the kernel's write-back
- * threshold says how far; and the other merges write windows.
+ * Else a single CPU run maps it whole and faults it in itself; the runs of a file, spilled or
+ * kept in memory, are merged into one mapping of it, faulted in from the start, ahead of the
+ * merge, where the kernel's write-back threshold says how far; and the other merges (a
+ * stream's, --merge beyond the budget) write windows.
  */
 [[nodiscard]] output_plan plan_output(std::optional<std::uint64_t> input_bytes,
                                       const sort_options& options, const host_facts& facts);

@@ -12,9 +12,9 @@ strategy_result sort_cpu_runs(const sort_context& ctx) {
   run_store runs(ctx.options.format.record_size, ctx.plan.layout.resident_bytes,
                  ctx.options.temp_dir, ctx.plan.bypass_page_cache, ctx.trace);
   // Runs are merged once all have formed, from the output's start: its prefault (planned from
-  // the start, for runs that spill or for a GPU that did not turn up) stays within the kernel's
-  // write-back threshold ahead of that, or pages faulted in are written back before the merge
-  // writes them and fault again.
+  // the start for the runs of a file, or for a GPU that did not turn up) stays within the
+  // kernel's write-back threshold ahead of that, or pages faulted in are written back before
+  // the merge writes them and fault again.
   if (const std::optional<std::uint64_t> size = ctx.input.known_size();
       size && ctx.plan.output.prefault)
     ctx.output.limit_prefault(ctx.plan.output.prefault_ahead_beside_runs(*size));

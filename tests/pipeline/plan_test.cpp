@@ -389,9 +389,38 @@ TEST(MakePlan, CpuRunsInMemoryWhenOnlyTheInputFitsTheBudget) {
   // 24 MiB of input in a 32 MiB budget: the radix sort's scratch does not fit beside it.
   const sort_plan plan = make_plan(24 * MiB, u64_options(32 * MiB), cpu_host());
   EXPECT_EQ(plan.how, strategy::cpu_runs) << why(plan);
-  EXPECT_EQ(plan.output.mode, output_mode::windows);
   EXPECT_GE(plan.layout.resident_bytes, 24 * MiB);
   EXPECT_LT(plan.layout.chunk_records * 8, 24 * MiB);
+  // The merge writes one mapping of the output, as for runs that spill: faulted in by the
+  // merge's threads where the write-back threshold is unknown (here),
+  EXPECT_EQ(plan.output.mode, output_mode::mapped_whole);
+  EXPECT_FALSE(plan.output.prefault);
+  EXPECT_NE(why(plan).find("runs kept in memory: mapped whole, each merge thread"),
+            std::string::npos)
+      << why(plan);
+  // and from the start, at most three quarters of the threshold ahead of the merge, where
+  // it is known.
+  host_facts known = cpu_host();
+  known.dirty_background_bytes = 8 * MiB;
+  const sort_plan ahead = make_plan(24 * MiB, u64_options(32 * MiB), known);
+  EXPECT_EQ(ahead.how, strategy::cpu_runs) << why(ahead);
+  EXPECT_EQ(ahead.output.mode, output_mode::mapped_whole);
+  EXPECT_TRUE(ahead.output.prefault);
+  EXPECT_EQ(ahead.output.prefault_threads, 8u);
+  EXPECT_EQ(ahead.output.prefault_ahead_beside_runs(24 * MiB), 6 * MiB);
+  EXPECT_NE(why(ahead).find("runs kept in memory: mapped whole and faulted in from the start"),
+            std::string::npos)
+      << why(ahead);
+  EXPECT_NE(why(ahead).find("the output faulted in at most 6 MiB ahead of the merge"),
+            std::string::npos)
+      << why(ahead);
+  // The plan made before the probe says the same.
+  const output_plan early = plan_output(24 * MiB, u64_options(32 * MiB), known);
+  EXPECT_EQ(early.mode, ahead.output.mode);
+  EXPECT_EQ(early.prefault, ahead.output.prefault);
+  // A stream's size is unknown until it ends: its merge still writes windows.
+  EXPECT_EQ(make_plan(std::nullopt, u64_options(32 * MiB), known).output.mode,
+            output_mode::windows);
 }
 
 TEST(MakePlan, CpuSpilledRunsWhenTheInputExceedsTheBudget) {
