@@ -323,6 +323,23 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
     out.why = out.prefault
                   ? runs + ": mapped whole and faulted in from the start, ahead of the merge"
                   : runs + ": mapped whole, each merge thread faulting in what it writes";
+  } else if (!input_bytes && !options.merge_only) {
+    // A stream's size is known once it ends, when its runs have formed: the merge then writes
+    // one mapping of the output, if it fits the host budget, faulted in from there at most
+    // output_plan::prefault_ahead_beside_runs ahead of it (the runs' strategy sets the
+    // distance once it knows their size); else windows. 3 GiB from a pipe on the 2-core VM
+    // (-S 8G, two runs): merge and write 1.95-2.08 s into windows, 0.85-1.02 s so; 16 GiB on
+    // the H200 machine's 16 cores (two runs): 1.77-2.13 s either way
+    // (tools/bench/results/2026-11-29-h200-stream-output).
+    out.whole_up_to = budget;
+    out.prefault = out.knows_write_back_beside_runs(0);
+    out.prefault_threads = out.prefault ? prefault_threads : 0;
+    out.why = "a stream's size is known when it ends: its runs are merged into one mapping of "
+              "the output then, " +
+              std::string(out.prefault ? "faulted in ahead of the merge"
+                                       : "each merge thread faulting in what it writes") +
+              ", if it fits the host budget (" + format_bytes(budget) +
+              "), else written in windows";
   } else {
     out.why = "merged runs: written in windows";
   }

@@ -274,8 +274,9 @@ struct output_plan {
  * that a GPU may sort is opened when it ends and treated alike if it ended within the budget.
  * Else a single CPU run maps it whole and faults it in itself; the runs of a file, spilled or
  * kept in memory, are merged into one mapping of it, faulted in from the start, ahead of the
- * merge, where the kernel's write-back threshold says how far; and the other merges (a
- * stream's, --merge beyond the budget) write windows.
+ * merge, where the kernel's write-back threshold says how far; a stream's runs alike, from
+ * when it ends, if it ended within the budget; and the other merges (a stream's past the
+ * budget, --merge past it) write windows.
  */
 [[nodiscard]] output_plan plan_output(std::optional<std::uint64_t> input_bytes,
                                       const sort_options& options, const host_facts& facts);

@@ -21,6 +21,11 @@ strategy_result sort_cpu_runs(const sort_context& ctx) {
   // An input read past the page cache is not mapped, which would fill the cache after all.
   form_runs_on_cpu(ctx.input, ctx.plan.layout, ctx.options.format, ctx.options.descending,
                    !ctx.plan.bypass_page_cache, runs, ctx.trace);
+  // A stream's output opens when the merge starts (mapped whole where it fits the budget):
+  // its prefault keeps the same distance, now that the runs' size is known.
+  if (!ctx.input.known_size() && ctx.plan.output.prefault)
+    ctx.output.limit_prefault(ctx.plan.output.prefault_ahead_beside_runs(
+        runs.total_records() * ctx.options.format.record_size));
   strategy_result result = write_runs(ctx, runs);
   result.ran = runs.any_spilled() || ctx.plan.how == strategy::cpu_spilled_runs
                    ? strategy::cpu_spilled_runs

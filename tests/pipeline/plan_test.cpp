@@ -316,10 +316,11 @@ TEST(MakePlan, GpuStreamFormsRunsSortedAgainByRange) {
   EXPECT_NE(plan.describe(u64_options().format).find("output mapped whole once the stream ends"),
             std::string::npos)
       << plan.describe(u64_options().format);
-  // Without a GPU the CPU sort writes a stream's output as before.
+  // Without a GPU the stream's runs are merged into the output mapped whole too, if it ends
+  // within the budget; nothing says how far ahead it may be faulted in on this host.
   const sort_plan cpu = make_plan(std::nullopt, u64_options(), cpu_host());
-  EXPECT_EQ(cpu.output.whole_up_to, 0u);
-  EXPECT_FALSE(cpu.output.whole(GiB));
+  EXPECT_EQ(cpu.output.whole_up_to, cpu.layout.budget_bytes);
+  EXPECT_TRUE(cpu.output.whole(GiB));
   EXPECT_FALSE(cpu.output.prefault);
 }
 
@@ -418,9 +419,6 @@ TEST(MakePlan, CpuRunsInMemoryWhenOnlyTheInputFitsTheBudget) {
   const output_plan early = plan_output(24 * MiB, u64_options(32 * MiB), known);
   EXPECT_EQ(early.mode, ahead.output.mode);
   EXPECT_EQ(early.prefault, ahead.output.prefault);
-  // A stream's size is unknown until it ends: its merge still writes windows.
-  EXPECT_EQ(make_plan(std::nullopt, u64_options(32 * MiB), known).output.mode,
-            output_mode::windows);
 }
 
 TEST(MakePlan, CpuSpilledRunsWhenTheInputExceedsTheBudget) {
@@ -462,6 +460,29 @@ TEST(MakePlan, CpuStreamKeepsRunsInMemoryUpToHalfTheBudget) {
   const sort_plan plan = make_plan(std::nullopt, u64_options(64 * MiB), cpu_host());
   EXPECT_EQ(plan.how, strategy::cpu_spilled_runs);
   EXPECT_EQ(plan.layout.resident_bytes, 32 * MiB);
+  // Its runs are merged into one mapping of the output once it ends within the budget, else
+  // into windows; faulted in from the merge's start where the write-back threshold is known
+  // (the strategy bounds the distance once it knows the runs' size).
+  host_facts known = cpu_host();
+  known.dirty_background_bytes = 8 * MiB;
+  const sort_plan ahead = make_plan(std::nullopt, u64_options(64 * MiB), known);
+  for (const sort_plan* p : {&plan, &ahead}) {
+    EXPECT_EQ(p->output.mode, output_mode::windows);
+    EXPECT_TRUE(p->output.whole(64 * MiB));
+    EXPECT_FALSE(p->output.whole(64 * MiB + 1));
+  }
+  EXPECT_FALSE(plan.output.prefault);
+  EXPECT_NE(why(plan).find("each merge thread faulting in what it writes"), std::string::npos)
+      << why(plan);
+  EXPECT_TRUE(ahead.output.prefault);
+  EXPECT_EQ(ahead.output.prefault_threads, 8u);
+  EXPECT_NE(why(ahead).find("merged into one mapping of the output then, faulted in ahead"),
+            std::string::npos)
+      << why(ahead);
+  EXPECT_NE(ahead.describe(u64_options().format)
+                .find("output mapped whole once the stream ends within 64 MiB, else in windows"),
+            std::string::npos)
+      << ahead.describe(u64_options().format);
 }
 
 TEST(MakePlan, EmptyInputIsRunsOfNothing) {
