@@ -153,6 +153,50 @@ TEST(Cli, StdinToStdout) {
   EXPECT_EQ(test::read_file(dir.file("out2.bin")), test::reference_sort(data, f, false));
 }
 
+// A pipe into a file on the CPU, in several runs (some kept in memory, some spilled): within
+// -S the merge writes one mapping of the output once the stream has ended, past it windows;
+// with -u the mapping is compacted.
+TEST(Cli, StdinIntoAFileInRunsMappedWithinTheBudget) {
+  test::scratch_dir dir;
+  const record_format f = test::make_format("u64", 8, 0);
+  for (const std::uint64_t records : {std::uint64_t{393216}, std::uint64_t{1200000}}) {
+    const std::uint64_t seed = test::base_seed() + 60 + records;
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(records) + " records");
+    // Keys drawn from a third as many values: equal keys for -u.
+    std::vector<std::byte> data(records * 8);
+    std::mt19937_64 rng(seed);
+    for (std::uint64_t i = 0; i < records; ++i) {
+      const std::uint64_t key = rng() % (records / 3);
+      std::memcpy(data.data() + 8 * i, &key, 8);
+    }
+    test::write_file(dir.file("in.bin"), data);
+    const bool within = records * 8 <= (std::uint64_t{4} << 20);
+    for (const std::string unique : {"", " -u"}) {
+      const std::string cmd = "cat " + dir.file("in.bin") + " | " + test::gpusort_binary() +
+                              " --devices none -S 4M --verbose" + unique + " - " +
+                              dir.file("out.bin") + " 2>" + dir.file("err.txt");
+      ASSERT_EQ(std::system(cmd.c_str()), 0) << unique;
+      const auto err_bytes = test::read_file(dir.file("err.txt"));
+      const std::string err(reinterpret_cast<const char*>(err_bytes.data()), err_bytes.size());
+      EXPECT_NE(err.find("output mapped whole once the stream ends within 4 MiB"),
+                std::string::npos)
+          << err;
+      std::vector<std::byte> expected = test::reference_sort(data, f, false);
+      if (!unique.empty()) {
+        std::vector<std::byte> kept;
+        for (std::size_t i = 0; i < expected.size(); i += 8)
+          if (i == 0 || std::memcmp(&expected[i], &expected[i - 8], 8) != 0)
+            kept.insert(kept.end(), expected.begin() + static_cast<std::ptrdiff_t>(i),
+                        expected.begin() + static_cast<std::ptrdiff_t>(i + 8));
+        expected = std::move(kept);
+      }
+      EXPECT_EQ(test::read_file(dir.file("out.bin")), expected)
+          << (within ? "mapped whole" : "in windows") << unique;
+    }
+  }
+  EXPECT_EQ(count_files(dir), 3u) << "in.bin, out.bin, err.txt: no temporary file left";
+}
+
 TEST(Cli, HelpAndVersion) {
   test::scratch_dir dir;
   EXPECT_EQ(run_gpusort("--help > " + dir.file("help.txt"), dir).status, 0);
