@@ -67,7 +67,8 @@ void host_buffer::discard(std::size_t offset, std::size_t bytes) noexcept {
   constexpr std::size_t huge = discard_grain;
   const std::size_t end = std::min(offset + bytes, size_) / huge * huge;
   const std::size_t begin = (offset + huge - 1) / huge * huge;
-  if (begin < end) ::madvise(data() + begin, end - begin, MADV_DONTNEED);
+  if (begin < end && ::madvise(data() + begin, end - begin, MADV_DONTNEED) == 0)
+    discarded_ += end - begin;
 }
 
 }  // namespace gpusort

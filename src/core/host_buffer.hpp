@@ -21,10 +21,13 @@ class host_buffer {
   /// a GPU copies from is best on the GPU's own node), else from any.
   explicit host_buffer(std::size_t bytes, bool prefault = false, int numa_node = -1);
   host_buffer(host_buffer&& other) noexcept
-      : mapping_(std::move(other.mapping_)), size_(std::exchange(other.size_, 0)) {}
+      : mapping_(std::move(other.mapping_)),
+        size_(std::exchange(other.size_, 0)),
+        discarded_(std::exchange(other.discarded_, 0)) {}
   host_buffer& operator=(host_buffer&& other) noexcept {
     mapping_ = std::move(other.mapping_);
     size_ = std::exchange(other.size_, 0);
+    discarded_ = std::exchange(other.discarded_, 0);
     return *this;
   }
 
@@ -38,10 +41,14 @@ class host_buffer {
   /// to the system: memory whose records are consumed, returned while the buffer's other
   /// records are still in use. Reading the range again yields zeros.
   void discard(std::size_t offset, std::size_t bytes) noexcept;
+  /// Bytes that discard() gave back, where its calls named disjoint ranges (a merge that gives
+  /// back what it has consumed): what is left to free is size() less this.
+  [[nodiscard]] std::size_t discarded_bytes() const noexcept { return discarded_; }
 
  private:
   unique_mapping mapping_;  // whole pages
   std::size_t size_ = 0;
+  std::size_t discarded_ = 0;
 };
 
 }  // namespace gpusort

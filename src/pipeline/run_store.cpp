@@ -190,7 +190,8 @@ std::future<void> run_store::release_in_background() {
                                          ranges = std::move(ranges), held = std::move(held),
                                          trace = trace_]() mutable {
     std::uint64_t bytes = 0;
-    for (const sorted_run& run : runs) bytes += run.memory.size();
+    // Not what a merge has given back already (merge_runs discards consumed records).
+    for (const sorted_run& run : runs) bytes += run.memory.size() - run.memory.discarded_bytes();
     trace_recorder::scope timer(trace, "release runs", bytes);
     held.clear();  // first: what it holds of the spill files goes before they are let go of
     let_go_of_spill_files(std::move(ranges), std::move(spill));

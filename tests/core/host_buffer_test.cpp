@@ -92,21 +92,29 @@ TEST(HostBuffer, DiscardGivesBackTheWholeHugePagesInsideTheRangeOnly) {
   std::memset(buffer.data(), 0x5a, buffer.size());
   // From mid-page 0 to mid-page 3: pages 1 and 2 go; the partly covered ones stay.
   buffer.discard(huge_page / 2, 3 * huge_page);
+  EXPECT_EQ(buffer.discarded_bytes(), 2 * huge_page);
   EXPECT_EQ(buffer.data()[huge_page - 1], std::byte{0x5a});
   EXPECT_EQ(buffer.data()[huge_page], std::byte{0});
   EXPECT_EQ(buffer.data()[3 * huge_page - 1], std::byte{0});
   EXPECT_EQ(buffer.data()[3 * huge_page], std::byte{0x5a});
   // Past the end: only what the buffer holds, and its partial last page stays.
   buffer.discard(3 * huge_page, 10 * huge_page);
+  EXPECT_EQ(buffer.discarded_bytes(), 3 * huge_page);
   EXPECT_EQ(buffer.data()[3 * huge_page], std::byte{0});
   EXPECT_EQ(buffer.data()[4 * huge_page + 99], std::byte{0x5a});
   // Nothing inside: nothing goes.
   buffer.discard(4 * huge_page + 1, huge_page);
   EXPECT_EQ(buffer.data()[4 * huge_page + 1], std::byte{0x5a});
+  EXPECT_EQ(buffer.discarded_bytes(), 3 * huge_page);
+  // A moved buffer keeps the count: what is left to free is size() less it.
+  host_buffer moved = std::move(buffer);
+  EXPECT_EQ(moved.discarded_bytes(), 3 * huge_page);
+  EXPECT_EQ(buffer.discarded_bytes(), 0u);
   host_buffer small(1000);
   std::memset(small.data(), 1, 1000);
   small.discard(0, 1000);
   EXPECT_EQ(small.data()[0], std::byte{1});
+  EXPECT_EQ(small.discarded_bytes(), 0u);
 }
 
 }  // namespace
