@@ -234,7 +234,9 @@ strategy_result sort_by_partition(const sort_context& ctx) {
   strategy_result result;
   result.ran = strategy::gpu_partition;
   result.records = total;
-  result.runs = first_sorted;
+  // Pass one's chunks are scattered, not kept as sorted runs, and nothing is merged: one run,
+  // as --stats counts it. The note below says how the ranges went.
+  result.runs = total > 0 ? 1 : 0;
   result.gpu_sorter = former.choices();
   if (result.gpu_sorter.empty())
     result.gpu_sorter = gpu::to_string(chunk_algorithm_for(options, true));
