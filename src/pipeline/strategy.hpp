@@ -41,6 +41,13 @@ class output_opener {
   /// Keeps the plan's prefault at most `bytes` ahead of the writes (io::output_sink::prefault),
   /// from now on or from the open.
   void limit_prefault(std::uint64_t bytes);
+  /// For a merge that writes the output from its start while `run_bytes` of runs sit in
+  /// memory: keeps a planned prefault within the kernel's write-back threshold ahead of it
+  /// (output_plan::prefault_ahead_beside_runs), or pages faulted in are written back before
+  /// the merge writes them and fault again.
+  void keep_prefault_beside_runs(std::uint64_t run_bytes) {
+    if (plan_.prefault) limit_prefault(plan_.prefault_ahead_beside_runs(run_bytes));
+  }
   [[nodiscard]] bool is_open() const noexcept { return sink_ != nullptr; }
   /// Bytes that reached a --unique stream output (after finish()); nullopt for other outputs.
   [[nodiscard]] std::optional<std::uint64_t> unique_stream_bytes() const;

@@ -11,21 +11,17 @@ namespace gpusort::pipeline {
 strategy_result sort_cpu_runs(const sort_context& ctx) {
   run_store runs(ctx.options.format.record_size, ctx.plan.layout.resident_bytes,
                  ctx.options.temp_dir, ctx.plan.bypass_page_cache, ctx.trace);
-  // Runs are merged once all have formed, from the output's start: its prefault (planned from
-  // the start for the runs of a file, or for a GPU that did not turn up) stays within the
-  // kernel's write-back threshold ahead of that, or pages faulted in are written back before
-  // the merge writes them and fault again.
-  if (const std::optional<std::uint64_t> size = ctx.input.known_size();
-      size && ctx.plan.output.prefault)
-    ctx.output.limit_prefault(ctx.plan.output.prefault_ahead_beside_runs(*size));
+  // Runs are merged once all have formed, from the output's start: its prefault, planned from
+  // the start for the runs of a file (or for a GPU that did not turn up), keeps its distance.
+  if (const std::optional<std::uint64_t> size = ctx.input.known_size())
+    ctx.output.keep_prefault_beside_runs(*size);
   // An input read past the page cache is not mapped, which would fill the cache after all.
   form_runs_on_cpu(ctx.input, ctx.plan.layout, ctx.options.format, ctx.options.descending,
                    !ctx.plan.bypass_page_cache, runs, ctx.trace);
   // A stream's output opens when the merge starts (mapped whole where it fits the budget):
   // its prefault keeps the same distance, now that the runs' size is known.
-  if (!ctx.input.known_size() && ctx.plan.output.prefault)
-    ctx.output.limit_prefault(ctx.plan.output.prefault_ahead_beside_runs(
-        runs.total_records() * ctx.options.format.record_size));
+  if (!ctx.input.known_size())
+    ctx.output.keep_prefault_beside_runs(runs.total_records() * ctx.options.format.record_size);
   strategy_result result = write_runs(ctx, runs);
   result.ran = runs.any_spilled() || ctx.plan.how == strategy::cpu_spilled_runs
                    ? strategy::cpu_spilled_runs

@@ -32,13 +32,13 @@ strategy_result sort_on_gpu(const sort_context& ctx) {
   const auto open_output = [&](std::uint64_t total) -> io::output_sink& {
     return ctx.output.open(total);
   };
-  // The host merge writes the output from its start beside the runs in memory: its prefault
-  // stays within the kernel's write-back threshold (output_plan::prefault_ahead_beside_runs).
-  // A file's output faults in from the start; a stream's opens when the stream ends.
+  // The host merge writes the output from its start beside the runs in memory, and so do
+  // ranges of spilled runs: their prefault keeps its distance. A file's output faults in from
+  // the start; a stream's opens when the stream ends.
   const auto keep_prefault_beside_runs = [&](std::uint64_t bytes) {
     if (plan.how == strategy::gpu_runs ||
         (plan.how == strategy::gpu_ranges && bytes > plan.layout.resident_bytes))
-      ctx.output.limit_prefault(plan.output.prefault_ahead_beside_runs(bytes));
+      ctx.output.keep_prefault_beside_runs(bytes);
   };
   if (input_size) keep_prefault_beside_runs(*input_size);
   gpu_run_result r =
