@@ -16,6 +16,7 @@ inline constexpr std::size_t parallel_copy_grain = std::size_t{4} << 20;
 /// memcpy of non-overlapping ranges.
 inline void parallel_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
   constexpr std::size_t grain = parallel_copy_grain;
+  if (bytes == 0) return;  // the pointers of empty ranges may be null, which memcpy forbids
   if (bytes <= grain) {
     std::memcpy(dst, src, bytes);
     return;
@@ -32,6 +33,7 @@ inline void parallel_copy(std::byte* dst, const std::byte* src, std::size_t byte
 /// read, each piece copied in parallel. A distance shorter than a grain moves on one thread.
 inline void parallel_move_down(std::byte* dst, const std::byte* src, std::size_t bytes) {
   const auto distance = static_cast<std::size_t>(src - dst);
+  if (bytes == 0) return;
   if (distance < parallel_copy_grain || bytes <= parallel_copy_grain) {
     std::memmove(dst, src, bytes);
     return;
