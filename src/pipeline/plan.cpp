@@ -252,7 +252,10 @@ output_plan plan_output(std::optional<std::uint64_t> input_bytes, const sort_opt
   }
   if (options.merge_only && input_bytes && *input_bytes > 0 && *input_bytes <= budget) {
     // The inputs are mapped and checked before the merge writes a byte: the output's pages
-    // are faulted in meanwhile.
+    // are faulted in meanwhile. (Past the budget the merge's threads map and fault in its
+    // windows: one mapping faulted in ahead of the merge, as for spilled runs, measured no
+    // faster on the H200 machine, 16 GiB in four inputs with -S 4G 1.98 s against 1.91 s;
+    // tools/bench/results/2026-11-29-h200-merge-inputs.)
     out.mode = output_mode::mapped_whole;
     out.prefault = true;
     out.prefault_threads = prefault_threads;

@@ -178,6 +178,37 @@ INSTANTIATE_TEST_SUITE_P(Layouts, GnuModes,
                            return s;
                          });
 
+TEST(MergeOnly, InputsPastTheBudgetMergeIntoWindowsOfTheOutput) {
+  // 12 MiB of 16-byte records in three inputs against a 4 MiB budget: their mappings are not
+  // populated, and the output is written in windows, each mapped by the merge thread that
+  // fills it.
+  const record_format f = test::make_format("u64", 16, 0);
+  test::scratch_dir dir;
+  for (const bool descending : {false, true}) {
+    const std::uint64_t seed = test::base_seed() + 12 + descending;
+    SCOPED_TRACE(std::string(descending ? "desc" : "asc") + " seed " + std::to_string(seed));
+    std::vector<std::string> names;
+    std::vector<std::byte> all;
+    for (std::size_t j = 0; j < 3; ++j) {
+      const auto run = test::reference_sort(
+          records_with_repeats((std::uint64_t{4} << 20) / 16, f, seed + j, 5000), f, descending);
+      names.push_back(dir.file("run" + std::to_string(j)));
+      test::write_file(names.back(), run);
+      all.insert(all.end(), run.begin(), run.end());
+    }
+    sort_options o = cpu_options(f, descending, std::uint64_t{4} << 20);
+    o.merge_only = true;
+    const sort_stats stats = sort_file(names, dir.file("out"), o);
+    EXPECT_EQ(stats.strategy, "merge-inputs");
+    EXPECT_EQ(stats.runs, 3u);
+    const std::vector<std::byte> expected = test::reference_sort(all, f, descending);
+    EXPECT_EQ(test::read_file(dir.file("out")), expected);
+    o.unique = true;
+    sort_file(names, dir.file("out"), o);
+    EXPECT_EQ(test::read_file(dir.file("out")), reference_unique(expected, f));
+  }
+}
+
 TEST(MergeOnly, AnUnsortedInputFailsBeforeTheOutputExists) {
   test::scratch_dir dir;
   const record_format f = test::make_format("u64", 8, 0);
