@@ -32,8 +32,8 @@ inline void parallel_copy(std::byte* dst, const std::byte* src, std::size_t byte
 /// no longer than the distance go one after another, so that none overwrites bytes still to be
 /// read, each piece copied in parallel. A distance shorter than a grain moves on one thread.
 inline void parallel_move_down(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  if (bytes == 0) return;  // as parallel_copy
   const auto distance = static_cast<std::size_t>(src - dst);
-  if (bytes == 0) return;
   if (distance < parallel_copy_grain || bytes <= parallel_copy_grain) {
     std::memmove(dst, src, bytes);
     return;
