@@ -91,6 +91,13 @@ struct radix_tuning {
   static constexpr std::uint64_t parallel_min = std::uint64_t{1} << 20;
   /// Smallest block one thread counts and scatters in a parallel MSD pass.
   static constexpr std::uint64_t block_min = std::uint64_t{1} << 16;
+  /// Counting passes prefetch this many bytes ahead of the record they read. They are the
+  /// first to read their range: the input, or a bucket that the pass over memory wrote with
+  /// streaming stores, so from DRAM, and the hardware prefetchers left those reads waiting on
+  /// memory. One thread sorting 2^27 random u64 keys on the 2-core VM: 1.73-1.83 s without,
+  /// 1.29-1.34 s with 2048 bytes (4096 and 8192 no better; the same prefetch in the scatter
+  /// loops gained nothing).
+  static constexpr std::uint64_t count_prefetch_bytes = 2048;
   /// MSD passes over at least this many bytes go through write-combining buffers, and write
   /// whole windows with streaming stores: their destination is not in cache, and a streaming
   /// store skips reading each line before overwriting it (about 15% faster on 2^26 keys than
@@ -294,6 +301,9 @@ class radix_engine {
     return n;
   }
 
+  /// Records between two prefetches of a counting pass: one a cache line or more often.
+  static constexpr std::uint64_t count_prefetch_step = R >= 64 ? 1 : 64 / R;
+
   /// Counts each digit dg[i] of n records into hist[i] (zeroed here), in one read that also
   /// takes the OR and the AND of the keys.
   template <std::size_t Digits, std::size_t Bins>
@@ -305,6 +315,8 @@ class radix_engine {
     Word any = 0;
     Word all = ~Word(0);
     for (std::uint64_t r = 0; r < n; ++r) {
+      if (r % count_prefetch_step == 0)
+        __builtin_prefetch(src + r * R + radix_tuning::count_prefetch_bytes);
       const Word k = key(src + r * R);
       any |= k;
       all &= k;
