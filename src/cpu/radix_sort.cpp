@@ -314,9 +314,13 @@ class radix_engine {
     for (std::size_t i = 0; i < Digits; ++i) std::fill_n(hist[i].begin(), dg[i].radix(), 0u);
     Word any = 0;
     Word all = ~Word(0);
+    // An integer: near the range's end the address lies past it, where no pointer may point
+    // (a prefetch never faults).
+    const std::uintptr_t ahead =
+        reinterpret_cast<std::uintptr_t>(src) + radix_tuning::count_prefetch_bytes;
     for (std::uint64_t r = 0; r < n; ++r) {
       if (r % count_prefetch_step == 0)
-        __builtin_prefetch(src + r * R + radix_tuning::count_prefetch_bytes);
+        __builtin_prefetch(reinterpret_cast<const void*>(ahead + r * R));
       const Word k = key(src + r * R);
       any |= k;
       all &= k;
