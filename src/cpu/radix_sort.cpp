@@ -96,7 +96,8 @@ struct radix_tuning {
   /// streaming stores, so from DRAM, and the hardware prefetchers left those reads waiting on
   /// memory. One thread sorting 2^27 random u64 keys on the 2-core VM: 1.73-1.83 s without,
   /// 1.29-1.34 s with 2048 bytes (4096 and 8192 no better; the same prefetch in the scatter
-  /// loops gained nothing).
+  /// loops gained nothing). On the H200 machine's cores, whose prefetchers keep up, it is
+  /// within noise (tools/bench/results/2026-11-29-h200-count-prefetch/).
   static constexpr std::uint64_t count_prefetch_bytes = 2048;
   /// MSD passes over at least this many bytes go through write-combining buffers, and write
   /// whole windows with streaming stores: their destination is not in cache, and a streaming
