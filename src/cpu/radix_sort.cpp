@@ -302,8 +302,9 @@ class radix_engine {
     return n;
   }
 
-  /// Records between two prefetches of a counting pass: one a cache line or more often.
-  static constexpr std::uint64_t count_prefetch_step = R >= 64 ? 1 : 64 / R;
+  /// Records between two prefetches of a counting pass: one a cache line or more often, and a
+  /// power of two, so that the loop tests it with a mask (12-byte records: every 4).
+  static constexpr std::uint64_t count_prefetch_step = std::bit_floor(R >= 64 ? 1 : 64 / R);
 
   /// Counts each digit dg[i] of n records into hist[i] (zeroed here), in one read that also
   /// takes the OR and the AND of the keys.
