@@ -7,6 +7,7 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/dispatch.cuh"
+#include "gpu/hrs/hrs_sorter.hpp"
 #include "gpu/hrs_round_estimate.hpp"
 #include "gpu/run_former.hpp"
 #include "gpusort/detail/key_codec.hpp"
@@ -38,7 +39,7 @@ class auto_sorter final : public chunk_sorter {
       : shape_(format),
         onesweep_(make_onesweep_sorter(format, descending)),
         hrs_(make_hrs_sorter(format, descending)),
-        local_threshold_(hrs_local_threshold(format)),
+        hrs_tuning_(hrs_default_tuning(format)),
         crossover_(find_hrs_crossover(shape_.key_size, shape_.value_size)) {}
 
   [[nodiscard]] std::uint64_t max_records() const override {
@@ -60,7 +61,8 @@ class auto_sorter final : public chunk_sorter {
     bool hrs = false;
     if (sometimes_hrs() && n >= hrs_smallest_chunk(*crossover_)) {
       const hrs_round_estimate estimate =
-          estimate_hrs_rounds(key_sample, shape_.key_size * 8, n, local_threshold_);
+          estimate_hrs_rounds(key_sample, shape_.key_size * 8, n, hrs_tuning_.local_threshold,
+                              hrs::first_extended_round(n, hrs_tuning_));
       hrs = choose_chunk_algorithm(shape_.key_size, shape_.value_size, n,
                                    estimate.scatter_rounds,
                                    estimate.top_digit_concentration) == chunk_algorithm::hrs;
@@ -73,19 +75,23 @@ class auto_sorter final : public chunk_sorter {
   [[nodiscard]] std::string describe() const override {
     std::ostringstream os;
     os << "auto: ";
-    if (sometimes_hrs())
+    if (sometimes_hrs()) {
+      const hrs_crossover& c = *crossover_;
       os << "hrs for chunks whose " << hrs_key_sample_size << " sampled keys predict at most "
-         << crossover_->few_keys_rounds << " scatter rounds (from " << crossover_->min_records
-         << " records), or at most " << crossover_->even_rounds << " and spread evenly (from "
-         << crossover_->even_min_records << " records"
-         << (crossover_->even_max_records == hrs_never
-                 ? std::string()
-                 : " to " + std::to_string(crossover_->even_max_records))
-         << "; top-digit concentration at most "
-         << crossover_->even_concentration << " below " << crossover_->skew_tolerant_records
-         << " records), else onesweep";
-    else
+         << c.few_keys_rounds << " scatter rounds (from " << c.min_records
+         << " records), or at most " << c.even_rounds << " and spread evenly (from "
+         << c.even_min_records << " records"
+         << (c.even_max_records == hrs_never ? std::string()
+                                             : " to " + std::to_string(c.even_max_records))
+         << "; top-digit concentration at most " << c.even_concentration;
+      if (c.mild_skew_records < c.skew_tolerant_records)
+        os << ", from " << c.mild_skew_records << " records at most " << c.mild_concentration;
+      if (c.skew_tolerant_records != hrs_never)
+        os << ", from " << c.skew_tolerant_records << " records any";
+      os << "), else onesweep";
+    } else {
       os << "onesweep for every chunk";
+    }
     os << "; " << hrs_->describe() << "; " << onesweep_->describe();
     return os.str();
   }
@@ -106,7 +112,7 @@ class auto_sorter final : public chunk_sorter {
   record_shape shape_;
   std::unique_ptr<chunk_sorter> onesweep_;
   std::unique_ptr<chunk_sorter> hrs_;
-  std::uint64_t local_threshold_;
+  hrs::tuning hrs_tuning_;  ///< resolved: what the estimate replays
   const hrs_crossover* crossover_;
   std::uint64_t hrs_chunks_ = 0;
   std::uint64_t onesweep_chunks_ = 0;

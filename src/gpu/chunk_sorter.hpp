@@ -94,9 +94,6 @@ namespace detail {
                                                                  bool descending);
 [[nodiscard]] std::unique_ptr<chunk_sorter> make_hrs_sorter(const record_format& format,
                                                             bool descending);
-/// The most keys the default HRS tuning for `format` sorts locally, on the current device.
-/// @throw gpusort::cuda_error
-[[nodiscard]] std::uint64_t hrs_local_threshold(const record_format& format);
 /// Both of the above, each chunk to the one choose_chunk_algorithm() names for its size and its
 /// sampled keys.
 [[nodiscard]] std::unique_ptr<chunk_sorter> make_auto_sorter(const record_format& format,

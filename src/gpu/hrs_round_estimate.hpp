@@ -34,16 +34,18 @@ struct hrs_round_estimate {
 
 /**
  * Replays HRS's bucket refinement on `sample` (normalized keys in the low `key_bits` bits; sorted
- * in place): round r splits every bucket above `local_threshold` keys by the r-th 8-bit digit
- * from the top, as the counting passes do; buckets at or below it go to a local sort. A sample
- * key stands for records / sample.size() keys of the chunk, and a bucket counts as above the
- * threshold only when two or more sample keys fall into it: one key is too weak a sign of a
- * large bucket when a sample key stands for more keys than the threshold.
+ * in place): each round splits every bucket above `local_threshold` keys by its next 8-bit
+ * digit, as the counting passes do, and from round `extend_from_round` on a zero digit by the
+ * 8 bits after it too (HRS's zero-extended digits); buckets at or below the threshold go to a
+ * local sort. A sample key stands for records / sample.size() keys of the chunk, and a bucket
+ * counts as above the threshold only when two or more sample keys fall into it: one key is too
+ * weak a sign of a large bucket when a sample key stands for more keys than the threshold.
  */
 [[nodiscard]] inline hrs_round_estimate estimate_hrs_rounds(std::span<std::uint64_t> sample,
                                                             unsigned key_bits,
                                                             std::uint64_t records,
-                                                            std::uint64_t local_threshold) {
+                                                            std::uint64_t local_threshold,
+                                                            int extend_from_round = 64) {
   constexpr unsigned digit_bits = 8;
   constexpr std::size_t min_sample_keys = 2;
   hrs_round_estimate estimate;
@@ -64,13 +66,13 @@ struct hrs_round_estimate {
   }
   const double per_key = 1.0 / static_cast<double>(sample.size());
   const double keys_per_sample_key = static_cast<double>(records) * per_key;
-  const int rounds = static_cast<int>(key_bits / digit_bits);
   struct pending_bucket {
     std::size_t first;
     std::size_t last;
     int round;
+    unsigned shift;  // where the bucket's next digit starts
   };
-  std::vector<pending_bucket> pending{{0, sample.size(), 0}};
+  std::vector<pending_bucket> pending{{0, sample.size(), 0, key_bits - digit_bits}};
   while (!pending.empty()) {
     const pending_bucket b = pending.back();
     pending.pop_back();
@@ -84,13 +86,17 @@ struct hrs_round_estimate {
     estimate.histogram_rounds += static_cast<double>(count) * per_key;
     if (sample[b.first] == sample[b.last - 1]) continue;  // all equal: done after its histogram
     estimate.scatter_rounds += static_cast<double>(count) * per_key;
-    if (b.round + 1 == rounds) continue;  // the last digit: sorted by this scatter
-    const unsigned shift = key_bits - digit_bits * static_cast<unsigned>(b.round + 1);
+    const bool extended = b.round >= extend_from_round && b.shift >= digit_bits;
     for (std::size_t i = b.first; i < b.last;) {
-      const std::uint64_t digit_prefix = sample[i] >> shift;
+      // The bits this key's sub-bucket takes: 16 for a zero digit in an extended round.
+      const bool zero = ((sample[i] >> b.shift) & ((1u << digit_bits) - 1)) == 0;
+      const unsigned taken = extended && zero ? 2 * digit_bits : digit_bits;
+      const unsigned low = b.shift + digit_bits - taken;  // the sub-bucket's lowest bit
+      const std::uint64_t prefix = sample[i] >> low;
       std::size_t j = i + 1;
-      while (j < b.last && (sample[j] >> shift) == digit_prefix) ++j;
-      pending.push_back({i, j, b.round + 1});
+      while (j < b.last && (sample[j] >> low) == prefix) ++j;
+      // A sub-bucket with no bits left is sorted by this scatter.
+      if (b.shift >= taken) pending.push_back({i, j, b.round + 1, b.shift - taken});
       i = j;
     }
   }

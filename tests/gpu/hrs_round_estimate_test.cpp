@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -118,10 +119,12 @@ TEST(HrsRoundEstimate, ConstantTopDigitsCostAScatterEach) {
   EXPECT_LT(e.scatter_rounds, 5.5);
 }
 
-/// A measured case: distribution, key bits, log2 of the keys, and HRS time / CUB time on the
-/// H100 (tools/bench/results/2026-11-27-h100-hrs-joint/, bench-final.csv and sweep-final.csv;
-/// rows marked 11-27v from 2026-11-27-h100-hrs-vectors/, 11-25 from 2026-11-25-h100-hrs-groups/
-/// and 2026-11-27-h100x2-first-round/).
+/// A measured case: distribution, key bits, log2 of the keys, and HRS time / CUB time.
+/// 64-bit keys: H200, tools/bench/results/2026-11-29-h200-hrs-zero-digits (`sweep-u64.csv`;
+/// zero digits of 16 bits from round 0). 32-bit keys: H100,
+/// tools/bench/results/2026-11-27-h100-hrs-joint/ (bench-final.csv and sweep-final.csv; rows
+/// marked 11-27v from 2026-11-27-h100-hrs-vectors/, 11-25 from 2026-11-25-h100-hrs-groups/ and
+/// 2026-11-27-h100x2-first-round/).
 struct measured_case {
   dist d;
   unsigned bits;
@@ -129,38 +132,54 @@ struct measured_case {
   double hrs_over_cub;
 };
 
+/// The first round whose zero digit takes 16 bits in the sm_90 key-only policies: round 0 for
+/// 64-bit keys (which count no joint histogram), never for 32-bit keys.
+int extend_from_round(unsigned bits) { return bits == 64 ? 0 : 64; }
+
 /// `auto` must pick a sorter within 5% of the faster one: HRS where it measured at most 1.05
 /// of CUB's time, Onesweep where HRS measured at least 0.95 of it; between the two, either.
 /// Left out, where no choice from the sample is: 32-bit keys at 2^25 (uniform 0.89, sorted
-/// 1.06; the sample, sorted before it is read, cannot tell them apart), and 64-bit AND of 2
-/// words at 2^24 (0.94, where Zipf keys with fewer sampled rounds take 1.17).
+/// 1.06; the sample, sorted before it is read, cannot tell them apart).
 TEST(HrsRoundEstimate, AutoPicksASorterWithinFivePercentOfTheFaster) {
   const measured_case cases[] = {
-      {dist::uniform, 64, 28, 0.44},
-      {dist::sorted, 64, 28, 0.45},
-      {dist::zipf, 64, 28, 0.87},
-      {dist::equal, 64, 28, 0.07},
-      {dist::and2, 64, 28, 0.74},  // 2026-11-27-h100-hrs-skew (merging below 256 keys)
-      {dist::and3, 64, 28, 1.26},
-      {dist::and5, 64, 28, 1.38},
-      {dist::uniform, 64, 27, 0.43},
-      {dist::zipf, 64, 27, 0.88},
-      {dist::and2, 64, 27, 0.86},
-      {dist::and3, 64, 27, 1.27},
-      {dist::uniform, 64, 26, 0.47},
-      {dist::sorted, 64, 26, 0.48},
-      {dist::zipf, 64, 26, 0.95},
-      {dist::and2, 64, 26, 0.84},
-      {dist::and3, 64, 26, 1.28},
-      {dist::uniform, 64, 24, 0.59},
-      {dist::sorted, 64, 24, 0.61},
-      {dist::zipf, 64, 24, 1.17},
-      {dist::and3, 64, 24, 1.42},
-      {dist::uniform, 64, 22, 0.65},  // 11-27v
-      {dist::sorted, 64, 22, 0.68},   // 11-27v
-      {dist::equal, 64, 22, 0.40},    // 11-27v
-      {dist::and2, 64, 22, 1.32},     // 11-27v
-      {dist::zipf, 64, 22, 1.76},     // 11-27v
+      {dist::uniform, 64, 28, 0.390},
+      {dist::sorted, 64, 28, 0.414},
+      {dist::zipf, 64, 28, 0.820},
+      {dist::equal, 64, 28, 0.062},
+      {dist::and2, 64, 28, 0.655},
+      {dist::and3, 64, 28, 0.929},
+      {dist::and4, 64, 28, 0.901},
+      {dist::and5, 64, 28, 0.810},
+      {dist::uniform, 64, 27, 0.394},
+      {dist::zipf, 64, 27, 0.790},
+      {dist::and2, 64, 27, 0.791},
+      {dist::and3, 64, 27, 0.955},
+      {dist::and4, 64, 27, 0.935},
+      {dist::and5, 64, 27, 0.839},
+      {dist::uniform, 64, 26, 0.405},
+      {dist::sorted, 64, 26, 0.415},
+      {dist::zipf, 64, 26, 0.793},
+      {dist::and2, 64, 26, 0.767},
+      {dist::and3, 64, 26, 0.963},
+      {dist::and4, 64, 26, 0.921},
+      {dist::and5, 64, 26, 0.885},
+      {dist::equal, 64, 26, 0.086},
+      {dist::uniform, 64, 24, 0.540},
+      {dist::sorted, 64, 24, 0.549},
+      {dist::zipf, 64, 24, 0.991},
+      {dist::and2, 64, 24, 0.894},
+      {dist::and3, 64, 24, 1.110},
+      {dist::and4, 64, 24, 1.144},
+      {dist::and5, 64, 24, 1.058},
+      {dist::equal, 64, 24, 0.160},
+      {dist::uniform, 64, 22, 0.682},
+      {dist::sorted, 64, 22, 0.657},
+      {dist::zipf, 64, 22, 1.534},
+      {dist::and2, 64, 22, 1.079},
+      {dist::and3, 64, 22, 1.419},
+      {dist::and4, 64, 22, 1.432},
+      {dist::and5, 64, 22, 1.325},
+      {dist::equal, 64, 22, 0.475},
       {dist::uniform, 32, 28, 0.70},
       {dist::sorted, 32, 28, 0.83},
       {dist::and2, 32, 28, 1.21},
@@ -194,7 +213,8 @@ TEST(HrsRoundEstimate, AutoPicksASorterWithinFivePercentOfTheFaster) {
       const std::uint64_t seed = test::base_seed() + 100 * static_cast<std::uint64_t>(c.d) +
                                  static_cast<std::uint64_t>(draw_index) + c.bits + c.log2n;
       std::vector<std::uint64_t> keys = draw(c.d, c.bits, hrs_key_sample_size, seed);
-      const hrs_round_estimate e = estimate_hrs_rounds(keys, c.bits, records, local_threshold);
+      const hrs_round_estimate e = estimate_hrs_rounds(keys, c.bits, records, local_threshold,
+                                                       extend_from_round(c.bits));
       const chunk_algorithm chosen = choose_chunk_algorithm(
           c.bits / 8, 0, records, e.scatter_rounds, e.top_digit_concentration);
       if (chosen == chunk_algorithm::hrs) {
@@ -209,6 +229,31 @@ TEST(HrsRoundEstimate, AutoPicksASorterWithinFivePercentOfTheFaster) {
             << e.top_digit_concentration;
       }
     }
+  }
+}
+
+TEST(HrsRoundEstimate, ZeroDigitsOfSixteenBitsSaveRounds) {
+  // From extend_from_round on, a zero digit takes the 8 bits after it too. Keys below 2^40:
+  // round 0 takes the two zero bytes at the top, round 1 the third and the fourth byte (256
+  // buckets), round 2 the fifth (2^16 buckets of about 4096 keys): three rounds, not five.
+  const std::uint64_t seed = test::base_seed() + 11;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<std::uint64_t> below = draw(dist::below_2_40, 64, hrs_key_sample_size, seed);
+  EXPECT_GE(estimate_hrs_rounds(below, 64, 1 << 28, local_threshold, 0).scatter_rounds, 3.0);
+  EXPECT_LT(estimate_hrs_rounds(below, 64, 1 << 28, local_threshold, 0).scatter_rounds, 3.5);
+  // From round 2 on (after a joint histogram): rounds 0 and 1 take a byte each.
+  EXPECT_GE(estimate_hrs_rounds(below, 64, 1 << 28, local_threshold, 2).scatter_rounds, 4.0);
+  // AND-ed words, mostly zero bits, save most; uniform keys next to nothing (their zero digits
+  // hold 1/256 of a bucket).
+  for (const dist d : {dist::and3, dist::and4, dist::uniform}) {
+    std::vector<std::uint64_t> keys = draw(d, 64, hrs_key_sample_size, seed);
+    const double bytes = estimate_hrs_rounds(keys, 64, 1 << 28, local_threshold).scatter_rounds;
+    const double extended =
+        estimate_hrs_rounds(keys, 64, 1 << 28, local_threshold, 0).scatter_rounds;
+    std::cout << name(d) << ": " << bytes << " scatter rounds with 8-bit digits, " << extended
+              << " with zero digits of 16 bits\n";
+    if (d == dist::uniform) EXPECT_NEAR(extended, bytes, 0.05);
+    else EXPECT_LT(extended, bytes - 0.5) << name(d);
   }
 }
 

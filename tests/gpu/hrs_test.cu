@@ -339,6 +339,28 @@ TYPED_TEST(hrs_test, JointHistogramOnAndOff) {
   }
 }
 
+TYPED_TEST(hrs_test, ZeroDigitsExtendedFromEveryRound) {
+  // From extend_from_round on, a zero digit takes the next 8 bits too: buckets of one round
+  // stand at different bits, and buckets run out of bits before the last round, in keys[0]
+  // (finished) or in keys[1] (moved by a local job, or by one more pass where they are larger
+  // than the local threshold: AND of 5 words leaves a bucket of zero keys of 13% (u64) to 36%
+  // (u32) of the input). Every first round, with and without the joint histogram (which moves
+  // the first extended round to 2), with the default and with small thresholds.
+  constexpr int digits = static_cast<int>(sizeof(TypeParam));
+  for (const int from : {0, 1, 2, 3, digits}) {
+    for (const std::uint32_t local : {0u, 576u}) {
+      gpu::hrs::tuning t{local, local == 0 ? 0u : 64u};
+      t.extend_from_round = from;
+      for (const std::uint64_t joint : {std::uint64_t{1}, ~std::uint64_t{0}}) {
+        t.joint_min_keys = joint;
+        SCOPED_TRACE("extended from round " + std::to_string(from));
+        for (const std::uint64_t n : {577ull, 9217ull, 100003ull, 1000003ull, 4194305ull})
+          for (const key_distribution& d : all_distributions()) this->check(n, d, t);
+      }
+    }
+  }
+}
+
 TYPED_TEST(hrs_test, SkewReducedPerWarpAndInRegisters) {
   // A skew divisor above 1 (Hopper's policy: 2 for keys alone) sends crowded key blocks through
   // the histogram's sorting network and the scatter's per-warp ranking; 16 sends more, 1 none:
@@ -527,6 +549,19 @@ TYPED_TEST(hrs_pairs_test, SmallThresholdsRecurseDeep) {
       this->check(n, d, joint);
       this->check(n, d, per_warp);
     }
+}
+
+TYPED_TEST(hrs_pairs_test, ZeroDigitsStayEightBits) {
+  // Pairs are compiled with 8-bit digits only: asking for wider zero digits is refused.
+  using Key = typename TypeParam::first_type;
+  using Value = typename TypeParam::second_type;
+  auto resolve_from = [&](int round) {
+    gpu::hrs::tuning t;
+    t.extend_from_round = round;
+    return gpu::hrs::resolve<Key, Value>(t, this->shapes_.compute_capability);
+  };
+  EXPECT_THROW(resolve_from(0), error);
+  EXPECT_NO_THROW(resolve_from(gpu::hrs::max_rounds));  // never: accepted
 }
 
 TYPED_TEST(hrs_pairs_test, OneWarpLocalConfiguration) {

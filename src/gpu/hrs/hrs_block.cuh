@@ -1,6 +1,7 @@
 // Block- and warp-level building blocks of the hybrid radix sort: digit extraction, warp peer
-// matching, block reductions and scans over any block size that is a multiple of 32, and the
-// in-register sorting network of the histogram's per-thread reduction (section 4.3).
+// matching, block reductions and scans over any block size that is a multiple of 32, the
+// in-register sorting network of the histogram's per-thread reduction (section 4.3), and the
+// two ways a counting pass codes a key's digit (8 bits, or a zero digit with the next 8).
 #pragma once
 
 #include <cstdint>
@@ -319,3 +320,38 @@ __device__ __forceinline__ void add_label_runs(std::uint32_t (&labels)[Kpt], std
 }
 
 }  // namespace gpusort::gpu::hrs::block
+
+namespace gpusort::gpu::hrs {
+
+/// A counting pass's digit codes: the 8-bit digit at the bucket's shift.
+struct byte_digits {
+  static constexpr std::uint32_t bins = radix;
+  template <typename Key>
+  __device__ __forceinline__ static std::uint32_t code_of(Key key, unsigned shift) {
+    return block::digit_of(key, shift);
+  }
+  /// The bits a sub-bucket of `code` has taken.
+  __host__ __device__ static constexpr unsigned bits_of(std::uint32_t) { return radix_bits; }
+};
+
+/**
+ * Digit codes where a zero digit takes the next 8 bits too: code c < radix is digit 0 followed
+ * by byte c, code radix - 1 + d is digit d > 0 (511 codes, in key order). Keys with few ones
+ * (AND-ed words) put most of a bucket into digit 0, which then needs a pass of its own; here it
+ * is split in the same pass. Where no bits follow the digit (shift 0), digit 0 is code 0.
+ */
+struct zero_extended_digits {
+  static constexpr std::uint32_t bins = extended_bins;
+  template <typename Key>
+  __device__ __forceinline__ static std::uint32_t code_of(Key key, unsigned shift) {
+    const std::uint32_t d = block::digit_of(key, shift);
+    // The byte below the digit; the key's top byte shifted out keeps shift 0 defined.
+    const std::uint32_t below = block::digit_of(static_cast<Key>(key << radix_bits), shift);
+    return d != 0 ? d + (radix - 1) : below;
+  }
+  __host__ __device__ static constexpr unsigned bits_of(std::uint32_t code) {
+    return code < radix ? 2 * radix_bits : radix_bits;
+  }
+};
+
+}  // namespace gpusort::gpu::hrs

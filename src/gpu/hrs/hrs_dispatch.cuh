@@ -25,6 +25,10 @@ struct device_shapes {
   int joint_grid = 0;  ///< at most max_joint_blocks
   int plan_grid = 0;
   int scatter_grid = 0;
+  /// The same for rounds whose zero digit takes 16 bits (0 where the sort cannot extend).
+  int extended_histogram_grid = 0;
+  int extended_plan_grid = 0;
+  int extended_scatter_grid = 0;
   int init_grid = 0;
   int local_grid[max_local_configs] = {};
   /// The launch shapes these grids are for (a sort's tuning must have the same).

@@ -20,6 +20,22 @@ inline constexpr int value_bytes = has_values<Value> ? static_cast<int>(sizeof(V
 template <typename Key, typename Value>
 using policies_of = policies<static_cast<int>(sizeof(Key)), value_bytes<Value>>;
 
+/// Key-only sorts are compiled with zero-extended digits too; pairs only with 8-bit digits.
+template <typename Value>
+inline constexpr bool can_extend = !has_values<Value>;
+
+/// Calls f(byte_digits{}) or, for an extended round, f(zero_extended_digits{}).
+template <typename Value, typename F>
+void with_digits(bool extended, F&& f) {
+  if constexpr (can_extend<Value>) {
+    if (extended) {
+      f(zero_extended_digits{});
+      return;
+    }
+  }
+  f(byte_digits{});
+}
+
 /// Threads of the init kernel's blocks (it only writes the first key-block list).
 inline constexpr int init_threads = 256;
 /// Init blocks per multiprocessor at most: enough to write the first list at full speed.
@@ -34,13 +50,14 @@ layout_params layout_params_of(std::uint32_t key_bytes, const tuning& t) {
   p.merge_threshold = t.merge_threshold;
   p.config_count = t.local_config_count;
   p.joint_min_keys = t.joint_min_keys;
+  p.extend_from_round = t.extend_from_round;
   for (int c = 0; c < t.local_config_count; ++c)
     p.config_capacity[c] = t.local_configs[c].capacity();
   return p;
 }
 
 /// `requested` with the policy's defaults filled in, checked.
-template <typename Policy>
+template <typename Policy, typename Key, typename Value>
 tuning resolve_with(const tuning& requested) {
   tuning t = requested;
   if (t.local_config_count == 0) {
@@ -77,6 +94,10 @@ tuning resolve_with(const tuning& requested) {
   if (t.rank_group_max == 0) t.rank_group_max = Policy::rank_group_max;
   if (t.group_bits == 0) t.group_bits = Policy::group_bits;
   if (t.joint_min_keys == 0) t.joint_min_keys = Policy::joint_min_keys;
+  if (t.extend_from_round < 0) t.extend_from_round = Policy::extend_from_round;
+  t.extend_from_round = std::min(t.extend_from_round, static_cast<int>(sizeof(Key)));
+  GPUSORT_EXPECTS(can_extend<Value> || t.extend_from_round == static_cast<int>(sizeof(Key)),
+                  "HRS: pairs count 8-bit digits in every round (no zero-digit extension)");
   GPUSORT_EXPECTS(t.group_bits >= radix_bits && t.group_bits <= max_group_bits,
                   "HRS: the local sort groups by 8 to " + std::to_string(max_group_bits) +
                       " bits, not " + std::to_string(t.group_bits));
@@ -126,7 +147,7 @@ device_shapes prepare(int device, const tuning& requested) {
       cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, device));
   with_policy(detail::policies_of<Key, Value>{}, s.compute_capability, [&](auto policy) {
     using P = decltype(policy);
-    const tuning t = detail::resolve_with<P>(requested);
+    const tuning t = detail::resolve_with<P, Key, Value>(requested);
     s.counting_threads = t.counting_threads;
     s.local_config_count = t.local_config_count;
     for (int c = 0; c < t.local_config_count; ++c) s.local_configs[c] = t.local_configs[c];
@@ -147,7 +168,8 @@ device_shapes prepare(int device, const tuning& requested) {
       check_smem(local_smem_bytes<Key, Value>(t.local_configs[c].block_threads,
                                               t.local_configs[c].keys_per_thread),
                  "local configuration " + std::to_string(c));
-    s.histogram_grid = detail::fill_grid(histogram_kernel<Key, Value, P>, threads, 0, sms);
+    s.histogram_grid =
+        detail::fill_grid(histogram_kernel<Key, Value, P, byte_digits>, threads, 0, sms);
     check_smem(joint_smem_bytes, "the joint histogram");
     GPUSORT_CUDA_TRY(cudaFuncSetAttribute(joint_histogram_kernel<Key, Value, P>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -155,16 +177,27 @@ device_shapes prepare(int device, const tuning& requested) {
     s.joint_grid = std::min(static_cast<int>(max_joint_blocks),
                             detail::fill_grid(joint_histogram_kernel<Key, Value, P>,
                                               joint_threads, joint_smem_bytes, sms));
-    s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P>, radix, 0, sms);
+    s.plan_grid = detail::fill_grid(plan_kernel<Key, Value, P, byte_digits>, radix, 0, sms);
     const std::size_t scatter_smem =
         scatter_smem_bytes<Key, Value>(threads, P::counting.keys_per_thread);
-    for (const auto kernel :
-         {scatter_kernel<Key, Value, P, false>, scatter_kernel<Key, Value, P, true>})
+    for (const auto kernel : {scatter_kernel<Key, Value, P, false, byte_digits>,
+                              scatter_kernel<Key, Value, P, true, byte_digits>})
       GPUSORT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(scatter_smem)));
     // Both scatters take the same grid: the self-counting one holds as many blocks.
-    s.scatter_grid =
-        detail::fill_grid(scatter_kernel<Key, Value, P, false>, threads, scatter_smem, sms);
+    s.scatter_grid = detail::fill_grid(scatter_kernel<Key, Value, P, false, byte_digits>,
+                                       threads, scatter_smem, sms);
+    if constexpr (detail::can_extend<Value>) {
+      using wide = zero_extended_digits;
+      s.extended_histogram_grid =
+          detail::fill_grid(histogram_kernel<Key, Value, P, wide>, threads, 0, sms);
+      s.extended_plan_grid =
+          detail::fill_grid(plan_kernel<Key, Value, P, wide>, wide::bins, 0, sms);
+      const auto scatter = scatter_kernel<Key, Value, P, false, wide>;
+      GPUSORT_CUDA_TRY(cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(scatter_smem)));
+      s.extended_scatter_grid = detail::fill_grid(scatter, threads, scatter_smem, sms);
+    }
     s.init_grid = sms * detail::init_blocks_per_sm;
     // Each local kernel may take the largest shared memory of its configurations.
     for (const int kpt : {P::small_keys_per_thread, P::large_keys_per_thread}) {
@@ -193,7 +226,9 @@ template <typename Key, typename Value>
 tuning resolve(const tuning& requested, int cc) {
   tuning t;
   with_policy(detail::policies_of<Key, Value>{}, cc,
-              [&](auto policy) { t = detail::resolve_with<decltype(policy)>(requested); });
+              [&](auto policy) {
+                t = detail::resolve_with<decltype(policy), Key, Value>(requested);
+              });
   return t;
 }
 
@@ -202,7 +237,7 @@ std::uint64_t workspace_bytes(std::uint64_t n, const tuning& requested, int cc) 
   std::uint64_t bytes = 0;
   with_policy(detail::policies_of<Key, Value>{}, cc, [&](auto policy) {
     using P = decltype(policy);
-    const tuning t = detail::resolve_with<P>(requested);
+    const tuning t = detail::resolve_with<P, Key, Value>(requested);
     bytes = make_layout(n, detail::layout_params_of<P>(sizeof(Key), t)).total_bytes;
   });
   return bytes;
@@ -218,17 +253,23 @@ struct launch_setup {
   sort_args<Key, Value> a;
 };
 
-/// The launch setup of a sort; `round_zero_here` false: the sort starts from round 1, its
-/// round 0 counted and scattered elsewhere (the multi-GPU exchange).
+/// How a sort's round 0 is run.
+enum class first_round : std::uint8_t {
+  here,      ///< by this sort
+  exchange,  ///< with 8-bit digits by the multi-GPU exchange (counted, scattered, or both)
+};
+
+/// The launch setup of a sort; first_round::exchange: round 0 has 8-bit digits, and a sort
+/// from the second round has no joint histogram.
 template <typename Key, typename Value, typename Policy>
 launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
                                               const tuning& requested, Key* const keys[2],
                                               Value* const values[2], std::uint64_t n,
                                               std::byte* d_workspace,
                                               std::size_t workspace_size,
-                                              bool round_zero_here = true) {
+                                              first_round first = first_round::here) {
   launch_setup<Key, Value, Policy> s;
-  s.t = resolve_with<Policy>(requested);
+  s.t = resolve_with<Policy, Key, Value>(requested);
   const tuning& t = s.t;
   bool same_shapes = shapes.counting_threads == t.counting_threads &&
                      shapes.local_config_count == t.local_config_count;
@@ -275,12 +316,16 @@ launch_setup<Key, Value, Policy> setup_launch(const device_shapes& shapes,
   a.ws.block_capacity = clamp32(l.block_capacity);
   // A sort that starts from round 1 (its round 0 counted and scattered elsewhere) has no joint
   // histogram to read: round 1 counts its own histograms.
-  if (l.joint && round_zero_here) {
+  const bool joint = l.joint && first == first_round::here;
+  if (joint) {
     a.ws.joint_partials = reinterpret_cast<std::uint32_t*>(d_workspace + l.joint_partials_offset);
     a.ws.joint_carries =
         reinterpret_cast<unsigned long long*>(d_workspace + l.joint_carries_offset);
     a.ws.joint = reinterpret_cast<unsigned long long*>(d_workspace + l.joint_offset);
   }
+  // The exchange counts round 0 with 8-bit digits.
+  a.extend_from_round = first == first_round::exchange ? std::max(t.extend_from_round, 1)
+                                                       : first_extended_round(n, t);
   return s;
 }
 
@@ -324,26 +369,37 @@ void launch_rounds(const device_shapes& shapes, const launch_setup<Key, Value, P
       scatter_smem_bytes<Key, Value>(threads, Policy::counting.keys_per_thread);
   const bool joint = s.a.ws.joint != nullptr;
   for (int round = first; round < key_digits<Key>; ++round) {
-    if (joint && round == 0) {
-      // Round 1's histograms come with round 0's.
-      joint_histogram_kernel<Key, Value, Policy>
-          <<<shapes.joint_grid, joint_threads, joint_smem_bytes, stream>>>(s.a);
-      launched(observer, "histogram", round, stream);
-      joint_totals_kernel<Key, Value, Policy><<<radix, radix / 2, 0, stream>>>(
-          s.a, static_cast<std::uint32_t>(shapes.joint_grid));
-      launched(observer, "joint totals", round, stream);
-    } else if (!(joint && round == 1)) {
-      histogram_kernel<Key, Value, Policy><<<shapes.histogram_grid, threads, 0, stream>>>(s.a,
-                                                                                         round);
-      launched(observer, "histogram", round, stream);
-    }
-    plan_kernel<Key, Value, Policy><<<shapes.plan_grid, radix, 0, stream>>>(s.a, round);
-    launched(observer, "plan", round, stream);
-    // After a joint histogram, rounds 0 and 1 have no stored key-block histograms to read.
-    const auto scatter = joint && round <= 1 ? scatter_kernel<Key, Value, Policy, true>
-                                             : scatter_kernel<Key, Value, Policy, false>;
-    scatter<<<shapes.scatter_grid, threads, scatter_smem, stream>>>(s.a, round, block_window{});
-    launched(observer, "scatter", round, stream);
+    const bool extended = round >= s.a.extend_from_round;
+    with_digits<Value>(extended, [&](auto digits) {
+      using D = decltype(digits);
+      const int histogram_grid = extended ? shapes.extended_histogram_grid : shapes.histogram_grid;
+      const int plan_grid = extended ? shapes.extended_plan_grid : shapes.plan_grid;
+      const int scatter_grid = extended ? shapes.extended_scatter_grid : shapes.scatter_grid;
+      if (joint && round == 0) {
+        // Round 1's histograms come with round 0's.
+        joint_histogram_kernel<Key, Value, Policy>
+            <<<shapes.joint_grid, joint_threads, joint_smem_bytes, stream>>>(s.a);
+        launched(observer, "histogram", round, stream);
+        joint_totals_kernel<Key, Value, Policy><<<radix, radix / 2, 0, stream>>>(
+            s.a, static_cast<std::uint32_t>(shapes.joint_grid));
+        launched(observer, "joint totals", round, stream);
+      } else if (!(joint && round == 1)) {
+        histogram_kernel<Key, Value, Policy, D>
+            <<<histogram_grid, threads, 0, stream>>>(s.a, round);
+        launched(observer, "histogram", round, stream);
+      }
+      plan_kernel<Key, Value, Policy, D><<<plan_grid, D::bins, 0, stream>>>(s.a, round);
+      launched(observer, "plan", round, stream);
+      // After a joint histogram, rounds 0 and 1 have no stored key-block histograms to read.
+      if (joint && round <= 1) {
+        scatter_kernel<Key, Value, Policy, true, byte_digits>
+            <<<scatter_grid, threads, scatter_smem, stream>>>(s.a, round, block_window{});
+      } else {
+        scatter_kernel<Key, Value, Policy, false, D>
+            <<<scatter_grid, threads, scatter_smem, stream>>>(s.a, round, block_window{});
+      }
+      launched(observer, "scatter", round, stream);
+    });
   }
 }
 
@@ -386,14 +442,15 @@ void count_first_digit(const device_shapes& shapes, const tuning& requested, con
     Key* const k[2] = {const_cast<Key*>(keys), nullptr};
     no_value* const v[2] = {nullptr, nullptr};
     const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, k, v, n,
-                                                          d_workspace, workspace_size);
+                                                          d_workspace, workspace_size,
+                                                          detail::first_round::exchange);
     const std::uint64_t blocks = detail::first_round_blocks(s);
     // The section counts borrow round 1's bucket histograms.
     GPUSORT_EXPECTS(sections >= 1 && sections <= blocks && sections <= s.a.ws.bucket_capacity,
                     "HRS: " + std::to_string(sections) + " sections of " + std::to_string(n) +
                         " keys");
     detail::launch_init(shapes, s, true, stream, nullptr);
-    histogram_kernel<Key, no_value, P>
+    histogram_kernel<Key, no_value, P, byte_digits>
         <<<shapes.histogram_grid, static_cast<int>(s.t.counting_threads), 0, stream>>>(s.a, 0);
     detail::launched(nullptr, "histogram", 0, stream);
     unsigned long long* counts = s.a.ws.bucket_hist[0];
@@ -428,7 +485,8 @@ void scatter_first_digit(const device_shapes& shapes, const tuning& requested, c
     Key* const k[2] = {const_cast<Key*>(keys), base};
     no_value* const v[2] = {nullptr, nullptr};
     const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, k, v, n,
-                                                          d_workspace, workspace_size);
+                                                          d_workspace, workspace_size,
+                                                          detail::first_round::exchange);
     if (section.index == 0) {
       first_round_cursors c;
       std::copy(cursors, cursors + radix, c.at);
@@ -439,7 +497,7 @@ void scatter_first_digit(const device_shapes& shapes, const tuning& requested, c
     const block_window window{section_first_block(section.index, section.count, blocks),
                               section_first_block(section.index + 1, section.count, blocks)};
     const int threads = static_cast<int>(s.t.counting_threads);
-    scatter_kernel<Key, no_value, P, false>
+    scatter_kernel<Key, no_value, P, false, byte_digits>
         <<<shapes.scatter_grid, threads,
            scatter_smem_bytes<Key, no_value>(threads, P::counting.keys_per_thread), stream>>>(
             s.a, 0, window);
@@ -461,13 +519,14 @@ void sort_from_second_round(const device_shapes& shapes, const tuning& requested
     using P = decltype(policy);
     no_value* const v[2] = {nullptr, nullptr};
     const auto s = detail::setup_launch<Key, no_value, P>(shapes, requested, keys, v, n,
-                                                          d_workspace, workspace_size, false);
+                                                          d_workspace, workspace_size,
+                                                          detail::first_round::exchange);
     GPUSORT_CUDA_TRY(cudaMemsetAsync(s.a.ws.ctr, 0, sizeof(counters), stream));
     first_round_counts c;
     std::copy(digit_counts, digit_counts + radix, c.count);
     seed_second_round_kernel<Key, no_value, P><<<1, radix, 0, stream>>>(s.a, c);
     detail::launched(nullptr, "seed", 0, stream);
-    plan_kernel<Key, no_value, P><<<shapes.plan_grid, radix, 0, stream>>>(s.a, 0);
+    plan_kernel<Key, no_value, P, byte_digits><<<shapes.plan_grid, radix, 0, stream>>>(s.a, 0);
     detail::launched(nullptr, "plan", 0, stream);
     detail::launch_rounds(shapes, s, 1, stream, nullptr);
     detail::launch_locals(shapes, s, stream, nullptr);
@@ -479,7 +538,7 @@ std::string describe(const tuning& requested, int cc) {
   std::ostringstream os;
   with_policy(detail::policies_of<Key, Value>{}, cc, [&](auto policy) {
     using P = decltype(policy);
-    const tuning t = detail::resolve_with<P>(requested);
+    const tuning t = detail::resolve_with<P, Key, Value>(requested);
     os << "counting " << t.counting_threads << "x" << P::counting.keys_per_thread << " ("
        << t.counting_threads * P::counting.keys_per_thread << " keys per block), local "
        << t.local_configs[0] << ".." << t.local_configs[t.local_config_count - 1] << " in "
@@ -488,6 +547,7 @@ std::string describe(const tuning& requested, int cc) {
        << t.local_threshold << "/" << t.merge_threshold << ", skew 1/" << t.skew_divisor
        << ", rank groups <= " << t.rank_group_max << " of " << t.group_bits << " bits"
        << ", joint histogram from " << t.joint_min_keys << " keys"
+       << ", zero digits of 16 bits from round " << t.extend_from_round
        << ", sm_" << P::min_compute_capability << " policy";
   });
   return os.str();

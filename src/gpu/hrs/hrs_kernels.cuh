@@ -9,6 +9,12 @@
 // Buffers: round r reads its buckets from keys[r % 2] and scatters them into keys[(r + 1) % 2];
 // every key type has an even number of 8-bit digits, so the last round lands in keys[0], and the
 // local sorts write keys[0] too: the sorted keys always end in keys[0] (section 4.1).
+//
+// Digits: each bucket records the bit where its next digit starts. From a.extend_from_round on,
+// a pass's zero digit takes the next 8 bits too (zero_extended_digits, 511 codes), so buckets of
+// one round may stand at different bits, and a bucket can run out of bits before the last
+// round. Its sub-buckets are then sorted: where they landed in keys[1], they still move to
+// keys[0], as local jobs or, larger ones (all keys equal), as buckets of one more pass.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +39,13 @@ __host__ __device__ constexpr unsigned round_shift(int round) {
 
 template <typename Value>
 inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
+
+/// Digit codes of round `round`'s counting pass (its histograms' bins).
+template <typename Key, typename Value>
+__host__ __device__ constexpr std::uint32_t bins_of_round(const sort_args<Key, Value>& a,
+                                                          int round) {
+  return round >= a.extend_from_round ? zero_extended_digits::bins : byte_digits::bins;
+}
 
 /// The smallest local configuration that holds `size` keys.
 template <typename Key, typename Value>
@@ -68,11 +81,11 @@ __global__ void init_kernel(sort_args<Key, Value> a, bool count_all) {
   }
   const std::uint64_t blocks = (n + kpb - 1) / kpb;
   if (tid == 0) {
-    a.ws.buckets[0][0] = bucket{0, n, ~std::uint64_t{0}, 0, 0, 0};
+    a.ws.buckets[0][0] = bucket{0, n, ~std::uint64_t{0}, 0, 0, round_shift<Key>(0)};
     a.ws.ctr->buckets[0] = 1;
     a.ws.ctr->blocks[0] = static_cast<std::uint32_t>(blocks);
   }
-  for (std::uint64_t i = tid; i < radix; i += stride) a.ws.bucket_hist[0][i] = 0;
+  for (std::uint64_t i = tid; i < bins_of_round(a, 0); i += stride) a.ws.bucket_hist[0][i] = 0;
   if (a.ws.joint != nullptr)
     for (std::uint64_t i = tid; i < joint_bins; i += stride) a.ws.joint_carries[i] = 0;
   for (std::uint64_t b = tid; b < blocks; b += stride) {
@@ -145,7 +158,7 @@ template <typename Key, typename Value, typename Policy>
 __global__ void __launch_bounds__(radix) seed_second_round_kernel(sort_args<Key, Value> a,
                                                                   first_round_counts c) {
   if (threadIdx.x == 0) {
-    a.ws.buckets[0][0] = bucket{0, a.n, 0, ~std::uint64_t{0}, 0, 0};
+    a.ws.buckets[0][0] = bucket{0, a.n, 0, ~std::uint64_t{0}, 0, round_shift<Key>(0)};
     a.ws.ctr->buckets[0] = 1;
   }
   a.ws.bucket_hist[0][threadIdx.x] = c.count[threadIdx.x];
@@ -169,47 +182,48 @@ __device__ __forceinline__ block_range range_of_grid_block(std::uint32_t total) 
 }
 
 /**
- * Histogram of round `round`'s digit for every key block (section 4.3). The keys are read in
- * 16-byte vectors (the block's unaligned first and last few keys one at a time): the order of
- * the keys does not matter to a histogram, and a quarter of the load instructions keeps the
- * kernel at the memory's pace for 32-bit keys. Counting takes one shared atomic per key while the
- * thread block's last key block had no crowded digit; after a crowded one (and for the first key
- * block of a thread block), each thread first reduces its digits in registers (a sorting network
- * over groups of 8, then one atomic per run of equal digits), so that skewed inputs do not
- * serialize on one counter. With skew_divisor 1 (Hopper's policy for pairs) no digit is crowded
- * and every key takes one atomic. The block's histogram is stored for the scatter; the
- * bucket's histogram is accumulated in shared memory while consecutive key blocks belong to the
- * same bucket and added to device memory with one atomic per digit when the bucket changes,
- * with the bucket's smallest and largest key in even rounds (the plan looks for all-equal
+ * Histogram of round `round`'s digit codes (Digits, at each bucket's shift) for every key block
+ * (section 4.3). The keys are read in 16-byte vectors (the block's unaligned first and last few
+ * keys one at a time): the order of the keys does not matter to a histogram, and a quarter of the
+ * load instructions keeps the kernel at the memory's pace for 32-bit keys. Counting takes one
+ * shared atomic per key while the thread block's last key block had no crowded digit; after a
+ * crowded one (and for the first key block of a thread block), each thread first reduces its digits
+ * in registers (a sorting network over groups of 8, then one atomic per run of equal digits), so
+ * that skewed inputs do not serialize on one counter. With skew_divisor 1 (Hopper's policy for
+ * pairs) no digit is crowded and every key takes one atomic. The block's histogram is stored for
+ * the scatter; the bucket's histogram is accumulated in shared memory while consecutive key blocks
+ * belong to the same bucket and added to device memory with one atomic per digit when the bucket
+ * changes, with the bucket's smallest and largest key in even rounds (the plan looks for all-equal
  * buckets there).
  */
-template <typename Key, typename Value, typename Policy>
+template <typename Key, typename Value, typename Policy, typename Digits>
 __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogram_blocks_per_sm)
     histogram_kernel(sort_args<Key, Value> a, int round) {
   const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int group = kpt < 8 ? kpt : 8;
   static_assert(kpt % group == 0 && (group & (group - 1)) == 0);
-  __shared__ std::uint32_t hist[radix];
-  __shared__ std::uint32_t acc[radix];
+  constexpr std::uint32_t bins = Digits::bins;
+  __shared__ std::uint32_t hist[bins];
+  __shared__ std::uint32_t acc[bins];
   __shared__ std::uint64_t scratch[Policy::max_counting_threads / warp_threads];
 
   const block_range range = range_of_grid_block(a.ws.ctr->blocks[round]);
   if (range.first == range.last) return;
   const int parity = round & 1;
   const bool extremes = parity == 0;
-  const unsigned shift = round_shift<Key>(round);
+  unsigned shift = 0;  // the current bucket's
   const Key* src = a.keys[parity];
-  for (unsigned t = threadIdx.x; t < radix; t += threads) acc[t] = 0;
+  for (unsigned t = threadIdx.x; t < bins; t += threads) acc[t] = 0;
   Key key_min = ~Key{0};
   Key key_max = 0;
   std::uint32_t current = ~0u;
 
   // Adds the accumulated histogram and extremes to bucket `b` (every thread calls it).
   auto flush = [&](std::uint32_t b) {
-    for (unsigned t = threadIdx.x; t < radix; t += threads) {
+    for (unsigned t = threadIdx.x; t < bins; t += threads) {
       if (acc[t] != 0)
-        atomicAdd(&a.ws.bucket_hist[parity][std::uint64_t{b} * radix + t],
+        atomicAdd(&a.ws.bucket_hist[parity][std::uint64_t{b} * bins + t],
                   static_cast<unsigned long long>(acc[t]));
       acc[t] = 0;
     }
@@ -241,36 +255,37 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::histogra
       if (blk.bucket != current) {
         if (current != ~0u) flush(current);
         current = blk.bucket;
+        shift = a.ws.buckets[parity][current].shift;
       }
       // Thread t zeroes and later reads hist[t] itself: no barrier between its read of the last
       // block and this store; the barrier orders the store before everyone's atomics, and votes
       // on the last block's skew.
-      for (unsigned t = threadIdx.x; t < radix; t += threads) hist[t] = 0;
+      for (unsigned t = threadIdx.x; t < bins; t += threads) hist[t] = 0;
       const bool reduce_first = __syncthreads_or(crowded) != 0;
 
       const block::vector_block<Key> span(src + blk.offset, blk.count);
       std::uint32_t digits[kpt];
       block::read_labels(
-          span, digits, radix, [&](Key key) { return block::digit_of(key, shift); },
+          span, digits, bins, [&](Key key) { return Digits::code_of(key, shift); },
           [&](Key key) { note(key, with_extremes); });
       if (const std::uint32_t e = span.edge(threadIdx.x); e < blk.count) {
         const Key key = span.keys[e];
-        atomicAdd(&hist[block::digit_of(key, shift)], 1u);
+        atomicAdd(&hist[Digits::code_of(key, shift)], 1u);
         note(key, with_extremes);
       }
       if (reduce_first) {
         block::add_label_runs<group>(
-            digits, radix, [&](std::uint32_t d, std::uint32_t run) { atomicAdd(&hist[d], run); });
+            digits, bins, [&](std::uint32_t d, std::uint32_t run) { atomicAdd(&hist[d], run); });
       } else {
 #pragma unroll
         for (int i = 0; i < kpt; ++i)
-          if (digits[i] < radix) atomicAdd(&hist[digits[i]], 1u);
+          if (digits[i] < bins) atomicAdd(&hist[digits[i]], 1u);
       }
       __syncthreads();
       crowded = false;
-      for (unsigned t = threadIdx.x; t < radix; t += threads) {
+      for (unsigned t = threadIdx.x; t < bins; t += threads) {
         const std::uint32_t c = hist[t];
-        a.ws.block_hist[std::uint64_t{b} * radix + t] = c;
+        a.ws.block_hist[std::uint64_t{b} * bins + t] = c;
         acc[t] += c;
         crowded |= c * a.skew_divisor > blk.count;
       }
@@ -401,44 +416,52 @@ __global__ void __launch_bounds__(radix / 2) joint_totals_kernel(sort_args<Key, 
 // --- counting pass 2: plan ----------------------------------------------------------------------
 
 /**
- * One thread block of `radix` threads per bucket of round `round`, thread d for digit d: turns
- * the bucket's histogram into the scatter's write cursors, and assigns the sub-buckets: larger
- * than the local threshold -> a bucket of the next round with its key blocks (the next pass's
- * block assignments, produced here on the device); otherwise -> a local-sort job, neighbouring
- * sub-buckets of fewer than merge_threshold keys merged (section 4.2). A bucket whose keys are
- * all equal is done; in an odd round it still has to move to keys[0], so only even rounds stop.
- * The last round's sub-buckets are sorted already.
+ * One thread block of Digits::bins threads per bucket of round `round`, thread d for digit code
+ * d: turns the bucket's histogram into the scatter's write cursors, and assigns the
+ * sub-buckets: larger than the local threshold -> a bucket of the next round with its key
+ * blocks (the next pass's block assignments, produced here on the device); otherwise -> a
+ * local-sort job, neighbouring sub-buckets of fewer than merge_threshold keys merged (section
+ * 4.2). A bucket whose keys are all equal is done; in an odd round it still has to move to
+ * keys[0], so only even rounds stop. A sub-bucket whose key bits have all been taken is sorted:
+ * in keys[0] it is finished, in keys[1] it still moves (a job, or a bucket of equal keys).
  *
  * Merging, in parallel: the tiny sub-buckets (fewer than merge_threshold keys) of a bucket are
  * grouped by floor(G / merge_threshold), G being the keys in tiny sub-buckets before them; a
- * group also ends at any larger sub-bucket. A merged job thus holds fewer than twice
+ * group also ends at any larger or finished sub-bucket. A merged job thus holds fewer than twice
  * merge_threshold keys, and the jobs per bucket stay bounded (hrs_workspace.cuh).
  */
-template <typename Key, typename Value, typename Policy>
-__global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, int round) {
+template <typename Key, typename Value, typename Policy, typename Digits>
+__global__ void __launch_bounds__(Digits::bins) plan_kernel(sort_args<Key, Value> a, int round) {
+  constexpr std::uint32_t bins = Digits::bins;
   const std::uint32_t kpb = a.keys_per_block;
-  static_assert(Policy::plan_threads == radix);
-  __shared__ std::uint64_t s_start[radix];      // sub-bucket offsets in the bucket
-  __shared__ std::uint64_t s_count[radix];
-  __shared__ std::uint32_t s_block_first[radix + 1];
-  __shared__ std::uint32_t s_large_rank[radix];
-  __shared__ std::uint32_t s_large_digit[radix];  // the digit of the r-th large sub-bucket
-  __shared__ std::uint64_t s_tiny_before[radix];  // G above
-  __shared__ std::uint32_t s_kind[radix];
-  __shared__ std::uint32_t s_starts[radix];
-  __shared__ std::int32_t s_next_boundary[radix];
+  __shared__ std::uint64_t s_start[bins];      // sub-bucket offsets in the bucket
+  __shared__ std::uint64_t s_count[bins];
+  __shared__ std::uint32_t s_block_first[bins + 1];
+  __shared__ std::uint32_t s_large_rank[bins];
+  __shared__ std::uint32_t s_large_code[bins];  // the code of the r-th large sub-bucket
+  __shared__ std::uint32_t s_large_shift[bins];  // and where its next digit starts
+  __shared__ std::uint64_t s_tiny_before[bins];  // G above
+  __shared__ std::uint32_t s_kind[bins];
+  __shared__ std::uint32_t s_starts[bins];
+  __shared__ std::int32_t s_next_boundary[bins];
   __shared__ std::uint32_t s_jobs[max_local_configs];
   __shared__ std::uint32_t s_job_base[max_local_configs];
   __shared__ std::uint32_t s_bucket_base;
   __shared__ std::uint32_t s_block_base;
-  __shared__ std::uint64_t scratch64[radix / warp_threads];
-  __shared__ std::int32_t scratch32[radix / warp_threads];
-  __shared__ std::uint32_t scratchu[radix / warp_threads];
-  enum : std::uint32_t { kind_empty = 0, kind_tiny = 1, kind_larger = 2 };
+  __shared__ std::uint64_t scratch64[bins / warp_threads];
+  __shared__ std::int32_t scratch32[bins / warp_threads];
+  __shared__ std::uint32_t scratchu[bins / warp_threads];
+  enum : std::uint32_t {
+    kind_empty = 0,
+    kind_tiny = 1,     // below the merge threshold: merged with its tiny neighbours
+    kind_job = 2,      // a local job of its own
+    kind_bucket = 3,   // above the local threshold: the next round's
+    kind_finished = 4  // sorted and in keys[0]: nothing to do
+  };
 
   const int parity = round & 1;
   const int next = parity ^ 1;
-  const unsigned shift = round_shift<Key>(round);
+  const std::uint32_t next_bins = bins_of_round(a, round + 1);
   const std::uint32_t buckets = a.ws.ctr->buckets[round];
   const std::uint32_t d = threadIdx.x;
   const std::uint64_t local_threshold = a.local_threshold;
@@ -446,7 +469,7 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
 
   for (std::uint32_t i = blockIdx.x; i < buckets; i += gridDim.x) {
     const bucket bk = a.ws.buckets[parity][i];
-    unsigned long long* hist = a.ws.bucket_hist[parity] + std::uint64_t{i} * radix;
+    unsigned long long* hist = a.ws.bucket_hist[parity] + std::uint64_t{i} * bins;
     if (parity == 0 && bk.min_key == bk.max_key) {
       if (d == 0) a.ws.buckets[parity][i].done = 1;
       continue;
@@ -454,10 +477,14 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
     const std::uint64_t c = hist[d];
     const std::uint64_t p = block::exclusive_scan(c, block::op_sum{}, std::uint64_t{0}, scratch64);
     hist[d] = bk.offset + p;  // the scatter's cursor of sub-bucket d
-    if (shift == 0) continue;  // the last digit: every sub-bucket is sorted
+    // Every code takes at least 8 bits: the last digit's sub-buckets are sorted, and in keys[0].
+    if (bk.shift == 0 && next == 0) continue;
 
+    // A sub-bucket whose bits ran out holds equal keys in sorted place.
+    const bool exhausted = bk.shift < Digits::bits_of(d);
+    const bool finished = exhausted && next == 0;
     // Sub-buckets larger than the local threshold: buckets of the next round.
-    const bool large = c > local_threshold;
+    const bool large = c > local_threshold && !finished;
     const std::uint32_t blocks = large ? static_cast<std::uint32_t>((c + kpb - 1) / kpb) : 0;
     std::uint32_t large_total = 0;
     std::uint32_t block_total = 0;
@@ -468,9 +495,12 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
     s_start[d] = p;
     s_count[d] = c;
     s_block_first[d] = block_first;
-    if (d == 0) s_block_first[radix] = block_total;
+    if (d == 0) s_block_first[bins] = block_total;
     s_large_rank[d] = large_rank;
-    if (large) s_large_digit[large_rank] = d;
+    if (large) {
+      s_large_code[large_rank] = d;
+      s_large_shift[large_rank] = exhausted ? 0u : bk.shift - Digits::bits_of(d);
+    }
     if (d == 0) {
       std::uint32_t bucket_base = 0;
       std::uint32_t block_base = 0;
@@ -492,17 +522,19 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
     if (large_total != 0 && bucket_base != ~0u) {
       if (large)
         a.ws.buckets[next][bucket_base + large_rank] =
-            bucket{bk.offset + p, c, ~std::uint64_t{0}, 0, 0, 0};
-      unsigned long long* next_hist = a.ws.bucket_hist[next] + std::uint64_t{bucket_base} * radix;
-      // Round 1's histograms: rows of the joint histogram where round 0 counted it, else
-      // counted by round 1's histogram pass.
+            bucket{bk.offset + p, c, ~std::uint64_t{0}, 0, 0, s_large_shift[large_rank]};
+      unsigned long long* next_hist =
+          a.ws.bucket_hist[next] + std::uint64_t{bucket_base} * next_bins;
+      // Round 1's histograms: rows of the joint histogram where round 0 counted it (8-bit
+      // digits in both rounds), else counted by round 1's histogram pass.
       const bool rows = round == 0 && a.ws.joint != nullptr;
-      for (std::uint32_t e = d; e < large_total * radix; e += radix)
-        next_hist[e] = rows ? a.ws.joint[s_large_digit[e / radix] * radix + d] : 0;
-      for (std::uint32_t e = d; e < block_total; e += radix) {
-        // The sub-bucket whose blocks include e: the last digit whose first block is <= e.
+      for (std::uint32_t e = d; e < large_total * next_bins; e += bins)
+        next_hist[e] =
+            rows ? a.ws.joint[s_large_code[e / next_bins] * radix + e % next_bins] : 0;
+      for (std::uint32_t e = d; e < block_total; e += bins) {
+        // The sub-bucket whose blocks include e: the last code whose first block is <= e.
         std::uint32_t lo = 0;
-        std::uint32_t hi = radix;  // s_block_first[hi] > e
+        std::uint32_t hi = bins;  // s_block_first[hi] > e
         while (hi - lo > 1) {
           const std::uint32_t mid = (lo + hi) / 2;
           if (s_block_first[mid] <= e) lo = mid;
@@ -518,17 +550,21 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
     }
 
     // Sub-buckets at or below the local threshold: local-sort jobs, tiny ones merged.
-    const bool tiny = c > 0 && c < merge_threshold;
+    const bool tiny = c > 0 && c < merge_threshold && !finished;
     const std::uint64_t tiny_before =
         block::exclusive_scan(tiny ? c : 0, block::op_sum{}, std::uint64_t{0}, scratch64);
     const std::int32_t prev_nonzero = block::exclusive_scan(
         c > 0 ? static_cast<std::int32_t>(d) : -1, block::op_max{}, -1, scratch32);
-    s_kind[d] = c == 0 ? kind_empty : (tiny ? kind_tiny : kind_larger);
+    s_kind[d] = c == 0      ? kind_empty
+                : finished  ? kind_finished
+                : large     ? kind_bucket
+                : tiny      ? kind_tiny
+                            : kind_job;
     s_tiny_before[d] = tiny_before;
     if (d < max_local_configs) s_jobs[d] = 0;
     __syncthreads();
     bool starts = false;
-    if (c > 0 && !large) {
+    if (c > 0 && !large && !finished) {
       if (!tiny) {
         starts = true;
       } else {
@@ -538,22 +574,25 @@ __global__ void __launch_bounds__(radix) plan_kernel(sort_args<Key, Value> a, in
     }
     s_starts[d] = starts ? 1u : 0u;
     __syncthreads();
-    // The next job start or larger sub-bucket after d ends d's job: a suffix scan, done as a
-    // prefix scan in mirrored order (thread t takes digit radix-1-t).
+    // The next job start, bucket or finished sub-bucket after d ends d's job: a suffix scan,
+    // done as a prefix scan in mirrored order (thread t takes code bins-1-t).
     {
-      const std::uint32_t mirrored = radix - 1 - d;
-      const bool boundary = s_count[mirrored] > local_threshold || s_starts[mirrored] != 0;
+      const std::uint32_t mirrored = bins - 1 - d;
+      const std::uint32_t kind = s_kind[mirrored];
+      const bool boundary =
+          kind == kind_bucket || kind == kind_finished || s_starts[mirrored] != 0;
       s_next_boundary[mirrored] = block::exclusive_scan(
-          boundary ? static_cast<std::int32_t>(mirrored) : static_cast<std::int32_t>(radix),
-          block::op_min{}, static_cast<std::int32_t>(radix), scratch32);
+          boundary ? static_cast<std::int32_t>(mirrored) : static_cast<std::int32_t>(bins),
+          block::op_min{}, static_cast<std::int32_t>(bins), scratch32);
     }
     __syncthreads();
     int config = 0;
     std::uint32_t job_rank = 0;
     local_job job{};
     if (starts) {
-      const std::int32_t end_digit = s_next_boundary[d];
-      const std::uint64_t end = end_digit < radix ? s_start[end_digit] : bk.size;
+      const std::int32_t end_code = s_next_boundary[d];
+      const std::uint64_t end = end_code < static_cast<std::int32_t>(bins) ? s_start[end_code]
+                                                                           : bk.size;
       job = local_job{bk.offset + p, static_cast<std::uint32_t>(end - p),
                       static_cast<std::uint32_t>(next)};
       config = config_for(a, end - p);
@@ -588,15 +627,15 @@ constexpr std::size_t scatter_smem_bytes(int block_threads, int keys_per_thread)
 }
 
 /**
- * Scatters each key block into its bucket's sub-buckets (section 4.4): the block reserves its
- * chunk of every sub-bucket with one atomic per (block, sub-bucket), places its keys in shared
- * memory by digit (one shared atomic per key, or per warp and digit when the block is skewed),
- * and writes each local sub-bucket out contiguously (write combining). Thread blocks take the
- * window's key blocks in turn (its b-th by thread block b mod grid), so that the key blocks of
- * one bucket are scattered at the same time and each sub-bucket fills from few write fronts
- * that stay in L2. The next key block's entry is read while this one is scattered. Pairs note
- * each key's source index in the tile and fetch the values, copied into shared memory while the
- * keys are partitioned, in tile order.
+ * Scatters each key block into its bucket's sub-buckets, one per digit code (section 4.4): the
+ * block reserves its chunk of every sub-bucket with one atomic per (block, sub-bucket), places its
+ * keys in shared memory by code (one shared atomic per key, or per warp and code when the block is
+ * skewed), and writes each local sub-bucket out contiguously (write combining). Thread blocks take
+ * the window's key blocks in turn (its b-th by thread block b mod grid), so that the key blocks of
+ * one bucket are scattered at the same time and each sub-bucket fills from few write fronts that
+ * stay in L2. The next key block's entry is read while this one is scattered. Pairs note each key's
+ * source index in the tile and fetch the values, copied into shared memory while the keys are
+ * partitioned, in tile order.
  *
  * The key block's histogram: where the round had a histogram pass (CountsItself false), the one
  * it stored, fetched (cp.async) while the key block before it is scattered. Rounds 0 and 1
@@ -606,9 +645,10 @@ constexpr std::size_t scatter_smem_bytes(int block_threads, int keys_per_thread)
  * stay the rule where a pass stores them: with the ranks, 64-bit keys spill 32 bytes and
  * scatter 6% slower (H100).
  */
-template <typename Key, typename Value, typename Policy, bool CountsItself>
+template <typename Key, typename Value, typename Policy, bool CountsItself, typename Digits>
 __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_blocks_per_sm)
     scatter_kernel(sort_args<Key, Value> a, int round, block_window window) {
+  constexpr std::uint32_t bins = Digits::bins;
   const unsigned threads = blockDim.x;
   constexpr int kpt = Policy::counting.keys_per_thread;
   constexpr int per_vector = block::vector_block<Key>::per_vector;
@@ -622,11 +662,11 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
       reinterpret_cast<std::byte*>(smem) + (kpb * sizeof(Key) + 15) / 16 * 16);
   Value* value_stage = reinterpret_cast<Value*>(
       reinterpret_cast<std::byte*>(index_tile) + (kpb * sizeof(std::uint16_t) + 15) / 16 * 16);
-  // Each digit's keys in the key block, then (scanned) the first tile position of its keys.
-  __shared__ std::uint32_t s_local[radix];
-  __shared__ std::uint32_t s_fill[radix];  // stored histograms: keys placed so far per digit
-  __shared__ std::uint64_t s_delta[radix];  // destination index - tile position
-  __shared__ std::uint32_t s_fetched[CountsItself ? 1 : 2][radix];  // this and the next block's
+  // Each code's keys in the key block, then (scanned) the first tile position of its keys.
+  __shared__ std::uint32_t s_local[bins];
+  __shared__ std::uint32_t s_fill[bins];  // stored histograms: keys placed so far per code
+  __shared__ std::uint64_t s_delta[bins];  // destination index - tile position
+  __shared__ std::uint32_t s_fetched[CountsItself ? 1 : 2][bins];  // this and the next block's
   __shared__ std::uint32_t scratch[Policy::max_counting_threads / warp_threads];
 
   const std::uint32_t total =
@@ -634,18 +674,17 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   if (std::uint64_t{window.first} + blockIdx.x >= total) return;
   const int parity = round & 1;
   const int next = parity ^ 1;
-  const unsigned shift = round_shift<Key>(round);
   const Key* src = a.keys[parity];
   Key* dst = a.keys[next];
   if constexpr (CountsItself)
-    for (unsigned t = threadIdx.x; t < radix; t += threads) s_local[t] = 0;
+    for (unsigned t = threadIdx.x; t < bins; t += threads) s_local[t] = 0;
 
   // A key block's stored histogram is fetched while the key block before it is scattered.
   auto fetch_histogram = [&](std::uint32_t b, int buffer) {
     if constexpr (!CountsItself) {
-      for (unsigned t = threadIdx.x; t < radix; t += threads)
+      for (unsigned t = threadIdx.x; t < bins; t += threads)
         __pipeline_memcpy_async(&s_fetched[buffer][t],
-                                &a.ws.block_hist[std::uint64_t{b} * radix + t],
+                                &a.ws.block_hist[std::uint64_t{b} * bins + t],
                                 sizeof(std::uint32_t));
     }
     __pipeline_commit();
@@ -653,6 +692,7 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   const std::uint32_t first_block = window.first + blockIdx.x;
   key_block upcoming = a.ws.blocks[parity][first_block];
   bool upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+  unsigned upcoming_shift = a.ws.buckets[parity][upcoming.bucket].shift;
   fetch_histogram(first_block, 0);
   int buffer = 0;
   // Counting itself: the last key block had a digit of more than 1/skew_divisor of its keys,
@@ -661,6 +701,7 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
   for (std::uint32_t b = first_block; b < total; b += gridDim.x, buffer ^= 1) {
     const key_block blk = upcoming;
     const bool done = upcoming_done;  // all of the bucket's keys are equal and in place
+    const unsigned shift = upcoming_shift;
     const bool more = b + gridDim.x < total;
     if (more) {
       upcoming = a.ws.blocks[parity][b + gridDim.x];
@@ -669,7 +710,10 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
       __pipeline_commit();  // an empty group: the wait below always leaves the newest one
     }
     if (done) {
-      if (more) upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+      if (more) {
+        upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+        upcoming_shift = a.ws.buckets[parity][upcoming.bucket].shift;
+      }
       __pipeline_wait_prior(1);  // its histogram's buffer takes a later key block's
       continue;
     }
@@ -697,7 +741,10 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
     // and every thread's part of the histogram is in.
     __syncthreads();
     // The next key block's entry has arrived by now: its flag has the rest of this one to come.
-    if (more) upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+    if (more) {
+      upcoming_done = a.ws.buckets[parity][upcoming.bucket].done != 0;
+      upcoming_shift = a.ws.buckets[parity][upcoming.bucket].shift;
+    }
     const Value* block_values = nullptr;  // pairs: in value_stage, once the copy below is in
     if constexpr (has_values<Value>) {
       // Copied asynchronously: the values are needed only by the write-out.
@@ -718,19 +765,19 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
     std::uint32_t* const rank_counters = CountsItself ? s_local : s_fill;
     auto rank_keys = [&](auto with_rank) {
       if (edge < blk.count) {
-        const std::uint32_t r = atomicAdd(&rank_counters[block::digit_of(edge_key, shift)], 1u);
+        const std::uint32_t r = atomicAdd(&rank_counters[Digits::code_of(edge_key, shift)], 1u);
         with_rank(-1, r);
       }
       if (!skewed) {
 #pragma unroll
         for (int i = 0; i < kpt; ++i)
           if (index_of(i) < blk.count)
-            with_rank(i, atomicAdd(&rank_counters[block::digit_of(keys[i], shift)], 1u));
+            with_rank(i, atomicAdd(&rank_counters[Digits::code_of(keys[i], shift)], 1u));
       } else {
 #pragma unroll
         for (int i = 0; i < kpt; ++i) {
           const bool valid = index_of(i) < blk.count;
-          const std::uint32_t d = valid ? block::digit_of(keys[i], shift) : radix;
+          const std::uint32_t d = valid ? Digits::code_of(keys[i], shift) : bins;
           // The match instruction: agreeing through shared words, the lanes' atomics on the
           // crowded digit's word waited for each other.
           const std::uint32_t matched = __match_any_sync(block::full_mask, d);
@@ -751,10 +798,10 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
       });
       __syncthreads();
       // Counts -> first tile positions; the same barrier votes on the skew, for the next block.
-      block::exclusive_sum(s_local, radix, scratch, blk.count / a.skew_divisor, &skewed);
+      block::exclusive_sum(s_local, bins, scratch, blk.count / a.skew_divisor, &skewed);
     } else {
       bool crowded = false;  // a digit holds more than 1/skew_divisor of the block's keys
-      for (unsigned t = threadIdx.x; t < radix; t += threads) {
+      for (unsigned t = threadIdx.x; t < bins; t += threads) {
         const std::uint32_t c = s_fetched[buffer][t];
         s_local[t] = c;
         s_fill[t] = 0;
@@ -762,18 +809,18 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
       }
       // One barrier both publishes the counters and votes on the skew.
       skewed = __syncthreads_or(crowded) != 0;
-      block::exclusive_sum_radix(s_local, scratch);
+      block::exclusive_sum(s_local, bins, scratch);
     }
-    unsigned long long* cursors = a.ws.bucket_hist[parity] + std::uint64_t{blk.bucket} * radix;
-    for (unsigned t = threadIdx.x; t < radix; t += threads) {
-      const std::uint32_t c = (t + 1 < radix ? s_local[t + 1] : blk.count) - s_local[t];
+    unsigned long long* cursors = a.ws.bucket_hist[parity] + std::uint64_t{blk.bucket} * bins;
+    for (unsigned t = threadIdx.x; t < bins; t += threads) {
+      const std::uint32_t c = (t + 1 < bins ? s_local[t + 1] : blk.count) - s_local[t];
       if (c != 0)
         s_delta[t] = atomicAdd(&cursors[t], static_cast<unsigned long long>(c)) - s_local[t];
     }
 
     auto place = [&](int i, std::uint32_t rank) {
       const Key key = i < 0 ? edge_key : keys[i];
-      const std::uint32_t position = s_local[block::digit_of(key, shift)] + rank;
+      const std::uint32_t position = s_local[Digits::code_of(key, shift)] + rank;
       tile[position] = key;
       if constexpr (has_values<Value>)
         index_tile[position] = static_cast<std::uint16_t>(i < 0 ? edge : index_of(i));
@@ -789,10 +836,10 @@ __global__ void __launch_bounds__(Policy::max_counting_threads, Policy::scatter_
     if constexpr (has_values<Value>) __pipeline_wait_prior(0);  // the staged values
     __syncthreads();
     if constexpr (CountsItself)
-      for (unsigned t = threadIdx.x; t < radix; t += threads) s_local[t] = 0;
+      for (unsigned t = threadIdx.x; t < bins; t += threads) s_local[t] = 0;
     for (std::uint32_t i = threadIdx.x; i < blk.count; i += threads) {
       const Key key = tile[i];
-      const std::uint64_t to = s_delta[block::digit_of(key, shift)] + i;
+      const std::uint64_t to = s_delta[Digits::code_of(key, shift)] + i;
       // Unsigned address arithmetic: round 0's cursors may reach another allocation (another
       // GPU's, through unified addressing) as an index from dst modulo 2^64.
       *reinterpret_cast<Key*>(reinterpret_cast<std::uintptr_t>(dst) + to * sizeof(Key)) = key;

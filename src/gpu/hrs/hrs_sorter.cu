@@ -89,20 +89,20 @@ std::unique_ptr<chunk_sorter> make_hrs_sorter(const record_format& format, bool 
   return make_hrs_sorter(format, descending, hrs::tuning{});
 }
 
-std::uint64_t hrs_local_threshold(const record_format& format) {
+hrs::tuning hrs_default_tuning(const record_format& format) {
   int device = 0;
   GPUSORT_CUDA_TRY(cudaGetDevice(&device));
   const int cc = hrs::compute_capability(device);
   const record_shape shape(format);
-  std::uint64_t threshold = 0;
+  hrs::tuning t;
   auto resolved = [&](auto key, auto value) {
-    threshold = hrs::resolve<decltype(key), decltype(value)>(hrs::tuning{}, cc).local_threshold;
+    t = hrs::resolve<decltype(key), decltype(value)>(hrs::tuning{}, cc);
   };
   if (shape.value_size == 0)
     with_word(shape.key_size, [&](auto key) { resolved(key, hrs::no_value{}); });
   else
     with_words(shape.key_size, shape.value_size, resolved);
-  return threshold;
+  return t;
 }
 
 }  // namespace detail

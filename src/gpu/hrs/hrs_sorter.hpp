@@ -16,4 +16,9 @@ namespace gpusort::gpu::detail {
                                                             bool descending,
                                                             const hrs::tuning& tuning);
 
+/// The default HRS tuning for `format` on the current device, resolved (thresholds, the first
+/// round of zero-extended digits): what `auto` replays on sampled keys.
+/// @throw gpusort::cuda_error
+[[nodiscard]] hrs::tuning hrs_default_tuning(const record_format& format);
+
 }  // namespace gpusort::gpu::detail

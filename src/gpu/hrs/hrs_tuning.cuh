@@ -14,6 +14,9 @@ namespace gpusort::gpu::hrs {
 inline constexpr int radix_bits = 8;
 inline constexpr int radix = 1 << radix_bits;
 inline constexpr int warp_threads = 32;
+/// Digit codes of a counting pass whose zero digit takes the next 8 bits as well (511 used):
+/// see zero_extended_digits in hrs_block.cuh.
+inline constexpr int extended_bins = 2 * radix;
 
 /// Launch shape of the counting-sort kernels (histogram and scatter): each key block of a
 /// bucket holds block_threads * keys_per_thread keys (the paper's KPB). keys_per_thread is
@@ -154,13 +157,27 @@ struct sm90_policy {
   /// u64 sorted 0.94, Zipf 0.98, AND of 4 0.99); 4 or more lose on AND of 3 words (1.10-1.23),
   /// 16 on AND of 2 (1.27-1.50). Pairs keep 1 (u64/u64 AND of 4 words 1.02, sorted 0.98).
   static constexpr int skew_divisor = ValueBytes == 0 ? 2 : 1;
-  static constexpr int plan_threads = radix;
+  /// The first round whose zero digit takes the next 8 bits too (zero_extended_digits: 511
+  /// digit codes instead of 256; the key's digits or more: never). AND-ed keys are mostly zero
+  /// bits, and an 8-bit pass sends most of a bucket into digit 0, which then takes a pass of
+  /// its own. 64-bit keys alone extend from round 0 (H200, 2^28 keys, time against 8-bit digits
+  /// with the joint histogram: AND of 3 words 0.880, of 4 0.774, of 5 0.750, all equal 0.84,
+  /// AND of 2 1.01, Zipf 1.03, uniform and sorted 1.05, the joint histogram's saved pass).
+  /// 32-bit keys keep 8-bit digits: uniform keys 1.10 (a target row of issue 11), sorted 1.10,
+  /// though AND of 3 and 4 words gain (0.94, 0.85; Onesweep sorts those under `auto`). Pairs
+  /// are compiled with 8-bit digits only. tools/bench/results/2026-11-29-h200-hrs-zero-digits.
+  static constexpr bool extends = KeyBytes == 8 && ValueBytes == 0;
+  static constexpr int extend_from_round = extends ? 0 : KeyBytes;
   /// Sorts of at least this many keys count round 0's histogram over the top two digits, so
   /// that round 1 needs no histogram pass of its own; below it, the joint histogram's fixed
   /// cost (clearing and summing 128 KiB of counters per multiprocessor) is larger than the pass
   /// it saves (H100, uniform u32 keys: 0.50 ms with it, 0.46 without at 2^24 keys; 1.24 and
-  /// 1.29 at 2^26; u64 keys and u32 pairs alike).
-  static constexpr std::uint64_t joint_min_keys = std::uint64_t{1} << 25;
+  /// 1.29 at 2^26; u64 keys and u32 pairs alike). Never where round 0 extends its zero digit:
+  /// the joint histogram counts two 8-bit digits, and would move the first extended round to
+  /// round 2 (H200, 2^28 u64 keys, against extending from round 0: AND of 3 words 1.07, of 4
+  /// 1.09, of 5 1.11; uniform and sorted 0.95).
+  static constexpr std::uint64_t joint_min_keys =
+      extends ? ~std::uint64_t{0} : std::uint64_t{1} << 25;
 };
 
 /// Policies from the newest GPU generation to the oldest; the dispatch takes the first whose
@@ -207,6 +224,10 @@ struct tuning {
   std::uint32_t group_bits = 0;
   /// See sm90_policy::joint_min_keys (0: the policy's; ~0: never).
   std::uint64_t joint_min_keys = 0;
+  /// See sm90_policy::extend_from_round (-1: the policy's; the key's digits or more: never).
+  /// A joint histogram counts rounds 0 and 1 with 8-bit digits: where a sort takes one, its
+  /// zero digits extend from round 2 at the earliest.
+  int extend_from_round = -1;
   /// Local configurations (ascending capacities, keys per thread one of the two compiled);
   /// count 0: the policy's.
   int local_config_count = 0;
@@ -214,5 +235,11 @@ struct tuning {
 
   friend constexpr bool operator==(const tuning&, const tuning&) = default;
 };
+
+/// The first round whose zero digit takes 16 bits in a sort of `n` keys with the resolved
+/// tuning `t`: a joint histogram counts rounds 0 and 1 with 8-bit digits.
+constexpr int first_extended_round(std::uint64_t n, const tuning& t) {
+  return n >= t.joint_min_keys && t.extend_from_round < 2 ? 2 : t.extend_from_round;
+}
 
 }  // namespace gpusort::gpu::hrs

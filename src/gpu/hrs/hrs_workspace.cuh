@@ -20,7 +20,9 @@ struct bucket {
   std::uint64_t min_key = 0;  ///< smallest and largest key, gathered by the histogram pass
   std::uint64_t max_key = 0;
   std::uint32_t done = 0;     ///< set by the plan when every key is equal: already sorted
-  std::uint32_t unused = 0;
+  /// The bit where the bucket's next digit starts: buckets of one round differ where a zero
+  /// digit took 16 bits (zero_extended_digits).
+  std::uint32_t shift = 0;
 };
 
 /// A key block: up to keys_per_block keys of one bucket (the paper's block assignment).
@@ -52,15 +54,17 @@ struct workspace_layout {
   std::uint64_t job_capacity[max_local_configs] = {};
   std::uint64_t counters_offset = 0;
   std::uint64_t buckets_offset[2] = {};      ///< bucket lists, by round parity
-  std::uint64_t bucket_hist_offset[2] = {};  ///< radix u64 counts (then cursors) per bucket
+  std::uint64_t bucket_hist_offset[2] = {};  ///< bins u64 counts (then cursors) per bucket
   std::uint64_t blocks_offset[2] = {};       ///< key-block lists, by round parity
-  std::uint64_t block_hist_offset = 0;       ///< radix u32 counts per key block
+  std::uint64_t block_hist_offset = 0;       ///< bins u32 counts per key block
   std::uint64_t jobs_offset[max_local_configs] = {};
   /// Round 0 counts the joint histogram of the top two digits (n >= joint_min_keys).
   bool joint = false;
   std::uint64_t joint_partials_offset = 0;  ///< each block's 16-bit counters, two a word
   std::uint64_t joint_carries_offset = 0;   ///< joint_bins u64: what the 16-bit counters passed on
   std::uint64_t joint_offset = 0;           ///< joint_bins u64: the totals
+  /// Digit codes of the widest round: radix, or extended_bins where a zero digit extends.
+  std::uint32_t bins = radix;
   std::uint64_t total_bytes = 0;
 };
 
@@ -73,6 +77,8 @@ struct layout_params {
   int config_count = 0;
   std::uint32_t config_capacity[max_local_configs] = {};
   std::uint64_t joint_min_keys = ~std::uint64_t{0};
+  /// The first round whose zero digit takes 16 bits (key_bytes or more: none).
+  int extend_from_round = max_rounds;
 };
 
 /**
@@ -80,9 +86,10 @@ struct layout_params {
  * with t = local threshold, m = merge threshold, D = digits per key:
  * - buckets per round <= n / (t + 1): each holds more than t keys and they are disjoint;
  * - key blocks per round <= n / keys_per_block + buckets (one partial block per bucket);
- * - local jobs <= 3n/m + 2D * buckets + 2 over the whole sort: a parent bucket emits one job
+ * - local jobs <= 3n/m + 3D * buckets + 2 over the whole sort: a parent bucket emits one job
  *   per sub-bucket of at least m keys, one merged job per m keys of the smaller ones, and one
- *   more per sub-bucket that interrupts a merge and per parent; configuration c > 0 takes only
+ *   more per sub-bucket that interrupts a merge, per parent, and for the one run of codes
+ *   whose bits ran out in place (zero_extended_digits); configuration c > 0 takes only
  *   jobs larger than configuration c-1's capacity, at most n / (capacity + 1) of them;
  * - from joint_min_keys keys on, round 0's joint histogram: max_joint_blocks blocks' 16-bit
  *   counters (20 MiB) and two u64 arrays of joint_bins (1 MiB), whatever n.
@@ -94,7 +101,7 @@ constexpr workspace_layout make_layout(std::uint64_t n, const layout_params& p) 
   const std::uint64_t digits = p.key_bytes;
   l.bucket_capacity = n / (std::uint64_t{p.local_threshold} + 1) + 1;
   l.block_capacity = n / p.keys_per_block + l.bucket_capacity + 1;
-  std::uint64_t jobs = 3 * (n / p.merge_threshold) + 2 * digits * l.bucket_capacity + 2;
+  std::uint64_t jobs = 3 * (n / p.merge_threshold) + 3 * digits * l.bucket_capacity + 2;
   if (jobs > n + 1) jobs = n + 1;
   for (int c = 0; c < p.config_count; ++c) {
     std::uint64_t cap = jobs;
@@ -104,6 +111,7 @@ constexpr workspace_layout make_layout(std::uint64_t n, const layout_params& p) 
     }
     l.job_capacity[c] = cap;
   }
+  l.bins = p.extend_from_round < static_cast<int>(digits) ? extended_bins : radix;
   std::uint64_t at = 0;
   l.counters_offset = at;
   at += round_up(sizeof(counters));
@@ -111,12 +119,12 @@ constexpr workspace_layout make_layout(std::uint64_t n, const layout_params& p) 
     l.buckets_offset[parity] = at;
     at += round_up(l.bucket_capacity * sizeof(bucket));
     l.bucket_hist_offset[parity] = at;
-    at += round_up(l.bucket_capacity * radix * sizeof(std::uint64_t));
+    at += round_up(l.bucket_capacity * l.bins * sizeof(std::uint64_t));
     l.blocks_offset[parity] = at;
     at += round_up(l.block_capacity * sizeof(key_block));
   }
   l.block_hist_offset = at;
-  at += round_up(l.block_capacity * radix * sizeof(std::uint32_t));
+  at += round_up(l.block_capacity * l.bins * sizeof(std::uint32_t));
   for (int c = 0; c < p.config_count; ++c) {
     l.jobs_offset[c] = at;
     at += round_up(l.job_capacity[c] * sizeof(local_job));
@@ -162,6 +170,8 @@ struct sort_args {
   std::uint32_t skew_divisor = 0;
   std::uint32_t rank_group_max = 0;  ///< local sort: largest group ranked by counting
   std::uint32_t group_bits = 0;      ///< local sort: bits of the grouping pass
+  /// Rounds from this one on count zero_extended_digits (the key's digits or more: none).
+  int extend_from_round = max_rounds;
   match_mode local_match = match_mode::atomic_or;
   int config_count = 0;
   std::uint32_t config_capacity[max_local_configs] = {};

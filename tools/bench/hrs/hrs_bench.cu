@@ -62,6 +62,7 @@ void usage() {
       "[--counting-threads N]\n"
       "                         [--skew-divisor N] [--local-match atomic-or|match-any]\n"
       "                         [--rank-group-max N] [--group-bits 8..12] [--joint-min-keys N]\n"
+      "                         [--extend-from-round R|never]\n"
       "                         [--local-configs 64x9,128x9,...] [--profile] [--phases]\n"
       "Times the hybrid radix sort and CUB DeviceRadixSort (Onesweep) on the same device-resident\n"
       "keys (CUDA events, medians of --repeat after --warmup runs) and checks HRS against CUB bit\n"
@@ -144,6 +145,11 @@ options parse_options(int argc, char** argv) {
       o.tuning.group_bits = static_cast<std::uint32_t>(std::stoul(value()));
     } else if (arg == "--joint-min-keys") {
       o.tuning.joint_min_keys = std::stoull(value());
+    } else if (arg == "--extend-from-round") {
+      const std::string r = value();
+      o.tuning.extend_from_round = r == "never" ? gpu::hrs::max_rounds : std::stoi(r);
+      GPUSORT_EXPECTS(o.tuning.extend_from_round >= 0,
+                      "--extend-from-round: a round from 0, or never");
     } else if (arg == "--rank-group-max") {
       o.tuning.rank_group_max = static_cast<std::uint32_t>(std::stoul(value()));
     } else if (arg == "--local-match") {
@@ -382,11 +388,10 @@ result run_case(const options& o, int log2n, const key_distribution& dist) {
   if constexpr (!pairs) {
     std::vector<std::uint64_t> sample =
         sample_keys(reinterpret_cast<const Key*>(input.data()), n, s);
-    const std::uint64_t threshold =
-        gpu::hrs::resolve<Key, Value>(o.tuning, shapes.compute_capability).local_threshold;
+    const gpu::hrs::tuning t = gpu::hrs::resolve<Key, Value>(o.tuning, shapes.compute_capability);
     const auto t0 = std::chrono::steady_clock::now();
-    const gpu::hrs_round_estimate e =
-        gpu::estimate_hrs_rounds(sample, 8 * sizeof(Key), n, threshold);
+    const gpu::hrs_round_estimate e = gpu::estimate_hrs_rounds(
+        sample, 8 * sizeof(Key), n, t.local_threshold, gpu::hrs::first_extended_round(n, t));
     const gpu::chunk_algorithm choice =
         gpu::choose_chunk_algorithm(sizeof(Key), 0, n, e.scatter_rounds, e.top_digit_concentration);
     res.estimate_us =
