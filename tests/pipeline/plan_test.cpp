@@ -782,18 +782,21 @@ TEST(ChunkAlgorithm, AutoSwitchesAtTheMeasuredCrossovers) {
       // Few distinct keys from 2^22 on, however concentrated.
       {8, 1ull << 22, 0.0, 256.0, hrs},
       {8, 1ull << 22, 1.0, 40.0, hrs},
-      // Evenly spread keys from 2^22 on; concentrated ones (AND of 2 words: 2.7 rounds) only
-      // from 2^26 on.
+      // Evenly spread keys from 2^22 on; mildly concentrated ones (Zipf: 1.5, AND of 2 words:
+      // 6) from 2^24 on; the rest (AND of 3 words: 2.9 rounds, 35; of 5: 4.1, 155) from 2^26.
       {8, 1ull << 22, 2.0, 1.0, hrs},
-      {8, 1ull << 22, 3.2, 1.2, hrs},
-      {8, 1ull << 22, 2.0, 1.4, onesweep},
-      {8, (1ull << 26) - 1, 2.7, 5.9, onesweep},
-      {8, 1ull << 26, 2.0, 1.4, hrs},
-      {8, 1ull << 26, 2.7, 5.9, hrs},
-      {8, 1ull << 28, 3.2, 6.0, hrs},
-      // Too many rounds (AND of 3 words: 3.9): Onesweep at any size.
-      {8, 1ull << 22, 3.3, 1.0, onesweep},
-      {8, 1ull << 32, 3.9, 1.0, onesweep},
+      {8, 1ull << 22, 4.5, 1.2, hrs},
+      {8, 1ull << 22, 2.0, 1.5, onesweep},
+      {8, (1ull << 24) - 1, 2.1, 6.2, onesweep},
+      {8, 1ull << 24, 2.0, 1.5, hrs},
+      {8, 1ull << 24, 2.1, 6.2, hrs},
+      {8, 1ull << 24, 2.5, 37.0, onesweep},
+      {8, (1ull << 26) - 1, 2.9, 35.0, onesweep},
+      {8, 1ull << 26, 2.9, 35.0, hrs},
+      {8, 1ull << 28, 4.1, 155.0, hrs},
+      // Too many rounds: Onesweep at any size.
+      {8, 1ull << 22, 4.6, 1.0, onesweep},
+      {8, 1ull << 32, 4.6, 1.0, onesweep},
       {8, 1ull << 32, 7.0, 1.0, onesweep},
       // 32-bit: few distinct keys from 2^22 on; evenly spread keys from 2^26 up to 9216 x 2^16
       // (then a third round: 2^30 uniform measured 1.30x slower), only if spread evenly.
