@@ -58,10 +58,11 @@ inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 /// Measured with gpusort-bench-hrs (HRS time / CUB time, device-resident keys; sampled scatter
 /// rounds and top-digit concentration in parentheses):
 /// - 64-bit keys, whose zero digits take 16 bits from round 0 (H200,
-///   tools/bench/results/2026-11-29-h200-hrs-zero-digits, `sweep-u64.csv`): from 2^26 HRS is
-///   faster on every distribution measured: uniform 0.39-0.41, sorted 0.41, Zipf 0.79-0.82,
-///   AND of 2 words 0.66-0.79, of 3 0.93-0.96 (2.94, 34-37), of 4 0.90-0.94 (3.67, 92-97), of
-///   5 0.81-0.89 (4.09, 153-157), all equal 0.06-0.09. 2^24: uniform 0.54, sorted 0.55, Zipf
+///   tools/bench/results/2026-11-29-h200-hrs-zero-digits, `sweep-u64-call2.csv`,
+///   `sweep-large-call7.csv`): from 2^26 to 2^30 HRS is faster on every distribution measured:
+///   uniform 0.39-0.65, sorted 0.41, Zipf 0.79-0.91, AND of 2 words 0.66-0.79, of 3 0.91-0.96
+///   (2.94, 34-37), of 4 0.84-0.94 (3.67, 92-97), of 5 0.80-0.89 (4.09, 153-157), all equal
+///   0.06-0.09. 2^24: uniform 0.54, sorted 0.55, Zipf
 ///   0.99 (2.03, 1.49), AND 2 0.89 (2.10, 6.23), AND 3 1.11 (2.48, 37), AND 4 1.14, AND 5 1.06
 ///   (3.72, 158), equal 0.16. 2^22: uniform 0.68, sorted 0.66, Zipf 1.53 (1.98, 1.51), AND 2
 ///   1.08 (1.82, 5.89), AND 3-5 1.33-1.43, equal 0.48. Below 2^22 (H100, 2^20 uniform 1.00,

@@ -120,8 +120,8 @@ TEST(HrsRoundEstimate, ConstantTopDigitsCostAScatterEach) {
 }
 
 /// A measured case: distribution, key bits, log2 of the keys, and HRS time / CUB time.
-/// 64-bit keys: H200, tools/bench/results/2026-11-29-h200-hrs-zero-digits (`sweep-u64.csv`;
-/// zero digits of 16 bits from round 0). 32-bit keys: H100,
+/// 64-bit keys: H200, tools/bench/results/2026-11-29-h200-hrs-zero-digits (`sweep-u64-call2.csv`
+/// and `sweep-large-call7.csv`; zero digits of 16 bits from round 0). 32-bit keys: H100,
 /// tools/bench/results/2026-11-27-h100-hrs-joint/ (bench-final.csv and sweep-final.csv; rows
 /// marked 11-27v from 2026-11-27-h100-hrs-vectors/, 11-25 from 2026-11-25-h100-hrs-groups/ and
 /// 2026-11-27-h100x2-first-round/).
@@ -142,6 +142,17 @@ int extend_from_round(unsigned bits) { return bits == 64 ? 0 : 64; }
 /// 1.06; the sample, sorted before it is read, cannot tell them apart).
 TEST(HrsRoundEstimate, AutoPicksASorterWithinFivePercentOfTheFaster) {
   const measured_case cases[] = {
+      {dist::uniform, 64, 30, 0.646},  // sweep-large-call7.csv
+      {dist::zipf, 64, 30, 0.856},
+      {dist::and2, 64, 30, 0.751},
+      {dist::and3, 64, 30, 0.922},
+      {dist::and4, 64, 30, 0.839},
+      {dist::and5, 64, 30, 0.800},
+      {dist::uniform, 64, 29, 0.427},
+      {dist::zipf, 64, 29, 0.913},
+      {dist::and3, 64, 29, 0.914},
+      {dist::and4, 64, 29, 0.856},
+      {dist::and5, 64, 29, 0.807},
       {dist::uniform, 64, 28, 0.390},
       {dist::sorted, 64, 28, 0.414},
       {dist::zipf, 64, 28, 0.820},
