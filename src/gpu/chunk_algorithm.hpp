@@ -62,10 +62,10 @@ inline constexpr std::uint64_t hrs_never = ~std::uint64_t{0};
 ///   `sweep-large-call7.csv`): from 2^26 to 2^30 HRS is faster on every distribution measured:
 ///   uniform 0.39-0.65, sorted 0.41, Zipf 0.79-0.91, AND of 2 words 0.66-0.79, of 3 0.91-0.96
 ///   (2.94, 34-37), of 4 0.84-0.94 (3.67, 92-97), of 5 0.80-0.89 (4.09, 153-157), all equal
-///   0.06-0.09. 2^24: uniform 0.54, sorted 0.55, Zipf
-///   0.99 (2.03, 1.49), AND 2 0.89 (2.10, 6.23), AND 3 1.11 (2.48, 37), AND 4 1.14, AND 5 1.06
-///   (3.72, 158), equal 0.16. 2^22: uniform 0.68, sorted 0.66, Zipf 1.53 (1.98, 1.51), AND 2
-///   1.08 (1.82, 5.89), AND 3-5 1.33-1.43, equal 0.48. Below 2^22 (H100, 2^20 uniform 1.00,
+///   0.06-0.09. 2^24: uniform 0.54, sorted 0.55, Zipf 0.99 (2.03, 1.49), AND 2 0.89 (2.10,
+///   6.23), AND 3 1.11 (2.48, 37), AND 4 1.14, AND 5 1.06 (3.72, 158), equal 0.16. 2^22:
+///   uniform 0.68, sorted 0.66, Zipf 1.53 (1.98, 1.51), AND 2 1.08 (1.82, 5.89), AND 3-5
+///   1.33-1.43, equal 0.48. Below 2^22 (H100, 2^20 uniform 1.00,
 ///   tools/bench/results/2026-11-27-h100-hrs-vectors) Onesweep.
 /// - 32-bit keys (H100, tools/bench/results/2026-11-27-h100-hrs-joint, `bench-final.csv`,
 ///   `sweep-final.csv`; rows at 2^22 and below from 2026-11-27-h100-hrs-vectors): uniform 0.70
