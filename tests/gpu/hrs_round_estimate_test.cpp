@@ -5,13 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <iostream>
 #include <cstdint>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gpu/chunk_algorithm.hpp"
+#include "gpu/hrs/hrs_tuning.cuh"
 #include "gpu/hrs_round_estimate.hpp"
 #include "test_support.hpp"
 
@@ -132,9 +133,12 @@ struct measured_case {
   double hrs_over_cub;
 };
 
-/// The first round whose zero digit takes 16 bits in the sm_90 key-only policies: round 0 for
-/// 64-bit keys (which count no joint histogram), never for 32-bit keys.
-int extend_from_round(unsigned bits) { return bits == 64 ? 0 : 64; }
+/// The first round whose zero digit takes 16 bits in the sm_90 key-only policy of `bits`-bit
+/// keys; no joint histogram moves it (64-bit keys count none, 32-bit keys never extend).
+int extend_from_round(unsigned bits) {
+  return bits == 64 ? hrs::sm90_policy<8, 0>::extend_from_round
+                    : hrs::sm90_policy<4, 0>::extend_from_round;
+}
 
 /// `auto` must pick a sorter within 5% of the faster one: HRS where it measured at most 1.05
 /// of CUB's time, Onesweep where HRS measured at least 0.95 of it; between the two, either.
