@@ -12,10 +12,11 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 set(CPACK_PACKAGE_DESCRIPTION
     "gpusort sorts files of fixed-size binary records by a key field (integers, IEEE floats in \
 totalOrder, byte strings), far larger than GPU memory and larger than host memory: runs are \
-sorted on the GPU (CUB Onesweep) or by a parallel radix sort on the CPU, and merged straight \
-into the output, which is replaced atomically. It takes GNU sort's -c, -u, -m, -r, -S and -T. \
-The package also holds the C++ library (static, with a CMake package and gpusort.pc), the \
-Python module and the tools gpusort-datagen, gpusort-validate and gpusort-iofloor.")
+sorted on the GPU (a hybrid MSD radix sort or CUB Onesweep, picked per chunk) or by a \
+parallel radix sort on the CPU, and merged straight into the output, which is replaced \
+atomically. It takes GNU sort's -c, -u, -m, -r, -S and -T. The package also holds the C++ \
+library (static, with a CMake package and gpusort.pc), the Python module and the tools \
+gpusort-datagen, gpusort-validate and gpusort-iofloor.")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
